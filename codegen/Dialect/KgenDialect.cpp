@@ -1,0 +1,60 @@
+//===- KgenDialect.cpp - Dialect, types and attributes --------------------===//
+#include "codegen/Dialect/KgenOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::kgen;
+
+#include "codegen/Dialect/KgenDialect.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "codegen/Dialect/KgenTypes.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "codegen/Dialect/KgenAttrs.cpp.inc"
+
+void KgenDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "codegen/Dialect/KgenOps.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "codegen/Dialect/KgenTypes.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "codegen/Dialect/KgenAttrs.cpp.inc"
+      >();
+}
+
+Type mlir::kgen::getTensorElementType(Type t) {
+  return llvm::TypeSwitch<Type, Type>(t)
+      .Case<RowsType, ColumnVectorType, ScalarsType>(
+          [](auto tt) { return tt.getElementType(); })
+      .Default([](Type) { return Type(); });
+}
+
+LogicalResult
+ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                     int64_t vector, int64_t threadsPerRow,
+                     int64_t rowsPerBlock, int64_t chunks, bool reread) {
+  if (vector < 1 || vector > 16)
+    return emitError() << "vector must be in [1, 16], got " << vector;
+  if (threadsPerRow < 1 || threadsPerRow > 1024 ||
+      !llvm::isPowerOf2_64(threadsPerRow))
+    return emitError() << "threads_per_row must be a power of two in "
+                          "[1, 1024], got "
+                       << threadsPerRow;
+  if (rowsPerBlock < 1 || threadsPerRow * rowsPerBlock > 1024)
+    return emitError() << "a block of threads_per_row * rows_per_block = "
+                       << threadsPerRow * rowsPerBlock
+                       << " threads is outside [1, 1024]";
+  if (chunks < 0)
+    return emitError() << "chunks must be >= 0, got " << chunks;
+  return success();
+}

@@ -1,0 +1,24 @@
+//===- KgenDialect.h - The kgen dialect -------------------------*- C++ -*-===//
+#ifndef KGEN_CODEGEN_DIALECT_KGENDIALECT_H
+#define KGEN_CODEGEN_DIALECT_KGENDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+
+#include "codegen/Dialect/KgenDialect.h.inc"
+#include "codegen/Dialect/KgenEnums.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "codegen/Dialect/KgenTypes.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "codegen/Dialect/KgenAttrs.h.inc"
+
+namespace mlir::kgen {
+/// The element type of a !kgen.rows/vector/scalars type; null otherwise.
+Type getTensorElementType(Type t);
+} // namespace mlir::kgen
+
+#endif // KGEN_CODEGEN_DIALECT_KGENDIALECT_H

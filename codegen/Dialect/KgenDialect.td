@@ -1,0 +1,72 @@
+//===- KgenDialect.td - The kgen dialect -------------------*- tablegen -*-===//
+#ifndef KGEN_DIALECT_TD
+#define KGEN_DIALECT_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def Kgen_Dialect : Dialect {
+  let name = "kgen";
+  let summary = "Row programs: fused kernels that map over the rows of tensors";
+  let description = [{
+    A `kgen.kernel` holds one row program. Row values are 1-D tensors over the
+    kernel's domain (`kgen.domain`); per-row values are scalars. Elementwise
+    math on rows uses the upstream `arith` and `math` ops on tensors. Memory is
+    reached only through `kgen.load` and `kgen.store`, whose views the
+    alignment analysis turns into vector widths.
+  }];
+  let cppNamespace = "::mlir::kgen";
+  let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
+}
+
+class Kgen_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Kgen_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Types: kernel arguments that are tensors in global memory.
+//===----------------------------------------------------------------------===//
+
+class Kgen_TensorType<string name, string typeMnemonic, string doc>
+    : TypeDef<Kgen_Dialect, name> {
+  let mnemonic = typeMnemonic;
+  let summary = doc;
+  let parameters = (ins "::mlir::Type":$elementType);
+  let assemblyFormat = "`<` $elementType `>`";
+}
+
+def Kgen_RowsType : Kgen_TensorType<"Rows", "rows",
+    "a [rows, n] tensor; row r is visible to row program r; its row pitch "
+    "is a run-time argument">;
+def Kgen_ColumnVectorType : Kgen_TensorType<"ColumnVector", "vector",
+    "a [n] tensor shared by every row (a weight or a bias)">;
+def Kgen_ScalarsType : Kgen_TensorType<"Scalars", "scalars",
+    "a [rows] tensor: one element per row">;
+
+def Kgen_AnyTensorArg : AnyTypeOf<[Kgen_RowsType, Kgen_ColumnVectorType,
+                                   Kgen_ScalarsType]>;
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+def Kgen_ScheduleAttr : AttrDef<Kgen_Dialect, "Schedule"> {
+  let mnemonic = "schedule";
+  let summary = "How a row program is spread over GPU threads";
+  let description = [{
+    `vector`: elements each thread handles per chunk (16 bytes of the widest
+    row dtype). `threads_per_row`: a power of two; a row's chunks are
+    interleaved over them so that neighbouring threads read neighbouring
+    chunks. `rows_per_block`: rows a thread block works on. `chunks`: chunks
+    per thread (0 when the domain is dynamic). `reread`: reductions are done in
+    separate passes that read the inputs again, instead of keeping the row in
+    registers.
+  }];
+  let parameters = (ins "int64_t":$vector, "int64_t":$threadsPerRow,
+                        "int64_t":$rowsPerBlock, "int64_t":$chunks,
+                        "bool":$reread);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+#endif // KGEN_DIALECT_TD

@@ -1,0 +1,133 @@
+//===- KgenOps.cpp - Operation verifiers and formats ----------------------===//
+#include "codegen/Dialect/KgenOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionImplementation.h"
+
+using namespace mlir;
+using namespace mlir::kgen;
+
+#include "codegen/Dialect/KgenEnums.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "codegen/Dialect/KgenOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// KernelOp
+//===----------------------------------------------------------------------===//
+
+ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
+  auto buildType = [](Builder &b, ArrayRef<Type> args, ArrayRef<Type> results,
+                      function_interface_impl::VariadicFlag, std::string &) {
+    return b.getFunctionType(args, results);
+  };
+  return function_interface_impl::parseFunctionOp(
+      parser, result, /*allowVariadic=*/false,
+      getFunctionTypeAttrName(result.name), buildType,
+      getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name));
+}
+
+void KernelOp::print(OpAsmPrinter &p) {
+  function_interface_impl::printFunctionOp(
+      p, *this, /*isVariadic=*/false, getFunctionTypeAttrName(),
+      getArgAttrsAttrName(), getResAttrsAttrName());
+}
+
+StringRef KernelOp::getArgName(unsigned i) {
+  if (auto name = getArgAttrOfType<StringAttr>(i, "kgen.name"))
+    return name.getValue();
+  return "";
+}
+
+DomainOp KernelOp::getDomainOp() {
+  for (DomainOp d : getBody().getOps<DomainOp>())
+    return d;
+  return {};
+}
+
+LogicalResult KernelOp::verify() {
+  if (!getFunctionType().getResults().empty())
+    return emitOpError("returns nothing; write results with kgen.store");
+  for (auto [i, t] : llvm::enumerate(getArgumentTypes())) {
+    if (!getTensorElementType(t) && !isa<FloatType, IntegerType, IndexType>(t))
+      return emitOpError("argument #")
+             << i << " has type " << t
+             << "; expected a kgen tensor, a scalar or an index";
+  }
+  auto domains = getBody().getOps<DomainOp>();
+  if (std::distance(domains.begin(), domains.end()) != 1)
+    return emitOpError("needs exactly one kgen.domain");
+  std::optional<int64_t> length =
+      getConstantIntValue((*domains.begin()).getLength());
+  int64_t expected = length ? *length : ShapedType::kDynamic;
+  WalkResult r = walk([&](Operation *op) {
+    for (Type t : op->getResultTypes()) {
+      auto tt = dyn_cast<RankedTensorType>(t);
+      if (!tt)
+        continue;
+      if (tt.getRank() != 1 || tt.getDimSize(0) != expected) {
+        op->emitOpError("produces ")
+            << t << " but row values of this kernel are tensor<"
+            << (length ? std::to_string(*length) : std::string("?"))
+            << "x...> (see kgen.domain)";
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  return failure(r.wasInterrupted());
+}
+
+//===----------------------------------------------------------------------===//
+// LoadOp / StoreOp
+//===----------------------------------------------------------------------===//
+
+/// Shared rules of a load's or store's view; `value` is the row or scalar.
+static LogicalResult verifyAccess(Operation *op, Type tensorType, Type value,
+                                  bool hasStart, int64_t stride,
+                                  std::optional<int64_t> width) {
+  Type elem = getTensorElementType(tensorType);
+  if (stride < 1)
+    return op->emitOpError("stride must be >= 1, got ") << stride;
+  if (width && *width < 1)
+    return op->emitOpError("vector_width must be >= 1, got ") << *width;
+  if (isa<ScalarsType>(tensorType)) {
+    if (hasStart)
+      return op->emitOpError("a !kgen.scalars tensor has one element per row "
+                             "and takes no start index");
+    if (value != elem)
+      return op->emitOpError("value of type ")
+             << value << " does not match the element type " << elem;
+    return success();
+  }
+  if (!hasStart)
+    return op->emitOpError("needs a start index into the row");
+  auto tt = dyn_cast<RankedTensorType>(value);
+  if (!tt || tt.getRank() != 1 || tt.getElementType() != elem)
+    return op->emitOpError("row value of type ")
+           << value << " must be a 1-D tensor of " << elem;
+  return success();
+}
+
+LogicalResult LoadOp::verify() {
+  return verifyAccess(*this, getSource().getType(), getResult().getType(),
+                      !!getStart(), getStride(), getVectorWidth());
+}
+
+LogicalResult StoreOp::verify() {
+  if (isa<ColumnVectorType>(getDest().getType()))
+    return emitOpError("cannot write a !kgen.vector: it is shared by all rows");
+  return verifyAccess(*this, getDest().getType(), getValue().getType(),
+                      !!getStart(), getStride(), getVectorWidth());
+}
+
+LogicalResult BroadcastOp::verify() {
+  if (getResult().getType().getElementType() != getInput().getType())
+    return emitOpError("result element type ")
+           << getResult().getType().getElementType()
+           << " differs from the input type " << getInput().getType();
+  return success();
+}

@@ -1,0 +1,134 @@
+//===- KgenOps.td - Operations of the kgen dialect ---------*- tablegen -*-===//
+#ifndef KGEN_OPS_TD
+#define KGEN_OPS_TD
+
+include "codegen/Dialect/KgenDialect.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/FunctionInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/EnumAttr.td"
+
+def Kgen_KernelOp : Kgen_Op<"kernel", [
+    FunctionOpInterface, IsolatedFromAbove, Symbol]> {
+  let summary = "A fused kernel: one row program run for every row";
+  let description = [{
+    Arguments are, in order: tensors (`!kgen.rows`, `!kgen.vector`,
+    `!kgen.scalars`), scalar parameters (f32, i32, i64) and the dims that are
+    not specialized (index). Each carries a `kgen.name` argument attribute.
+    `dims` records the dims the kernel was specialized on. After scheduling a
+    `schedule` attribute says how rows map to threads.
+
+    ```mlir
+    kgen.kernel @scale(%x: !kgen.rows<f32> {kgen.name = "x"},
+                       %y: !kgen.rows<f32> {kgen.name = "y"})
+        attributes {dims = {n = 4 : i64}} {
+      %n = arith.constant 4 : index
+      kgen.domain %n
+      %c0 = arith.constant 0 : index
+      %v = kgen.load %x[%c0] : !kgen.rows<f32> -> tensor<4xf32>
+      kgen.store %v, %y[%c0] : tensor<4xf32>, !kgen.rows<f32>
+      kgen.return
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<FunctionType>:$function_type,
+                       DictionaryAttr:$dims,
+                       OptionalAttr<Kgen_ScheduleAttr>:$schedule,
+                       OptionalAttr<DictArrayAttr>:$arg_attrs,
+                       OptionalAttr<DictArrayAttr>:$res_attrs);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::llvm::ArrayRef<::mlir::Type> getArgumentTypes() {
+      return getFunctionType().getInputs();
+    }
+    ::llvm::ArrayRef<::mlir::Type> getResultTypes() {
+      return getFunctionType().getResults();
+    }
+    ::mlir::Region *getCallableRegion() { return &getBody(); }
+    /// The kgen.name of argument i.
+    ::llvm::StringRef getArgName(unsigned i);
+    /// The kgen.domain op of the body.
+    class DomainOp getDomainOp();
+  }];
+}
+
+def Kgen_ReturnOp : Kgen_Op<"return", [Pure, Terminator,
+                                       HasParent<"KernelOp">]> {
+  let summary = "Ends a row program";
+  let assemblyFormat = "attr-dict";
+}
+
+def Kgen_DomainOp : Kgen_Op<"domain", [HasParent<"KernelOp">]> {
+  let summary = "Declares the length of every row value of the kernel";
+  let description = [{
+    Exactly one per kernel. Row values are tensors of this length: static
+    when the dims it depends on are specialized, `?` otherwise.
+  }];
+  let arguments = (ins Index:$length);
+  let assemblyFormat = "$length attr-dict";
+}
+
+def Kgen_LoadOp : Kgen_Op<"load", [MemoryEffects<[MemRead]>]> {
+  let summary = "Reads a strided view of the current row of a tensor";
+  let description = [{
+    Element i of the result is element `start + i * stride` of row r of a
+    `!kgen.rows` tensor (of the vector, for `!kgen.vector`). Loading a
+    `!kgen.scalars` tensor gives its element r as a scalar.
+    `vector_width` is set by the alignment analysis: how many elements one
+    memory access may move.
+  }];
+  let arguments = (ins Kgen_AnyTensorArg:$source, Optional<Index>:$start,
+                       DefaultValuedAttr<I64Attr, "1">:$stride,
+                       OptionalAttr<I64Attr>:$vector_width);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = [{
+    $source (`[` $start^ `]`)? attr-dict `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Kgen_StoreOp : Kgen_Op<"store", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Writes a row value into a strided view of the current row";
+  let description = [{
+    The converse of `kgen.load`: element i of `value` goes to element
+    `start + i * stride` of row r of `dest`; a scalar value goes to element r
+    of a `!kgen.scalars` tensor.
+  }];
+  let arguments = (ins AnyType:$value, Kgen_AnyTensorArg:$dest,
+                       Optional<Index>:$start,
+                       DefaultValuedAttr<I64Attr, "1">:$stride,
+                       OptionalAttr<I64Attr>:$vector_width);
+  let assemblyFormat = [{
+    $value `,` $dest (`[` $start^ `]`)? attr-dict `:` type($value) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+def Kgen_ReduceKindAttr : I32EnumAttr<"ReduceKind", "row reduction", [
+    I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"max", 1>,
+    I32EnumAttrCase<"min", 2>]> {
+  let cppNamespace = "::mlir::kgen";
+}
+
+def Kgen_ReduceOp : Kgen_Op<"reduce", [Pure]> {
+  let summary = "Reduces a row value to one value per row";
+  let description = [{
+    `sum` adds in f32 in an unspecified order; `max` and `min` propagate NaN.
+  }];
+  let arguments = (ins Kgen_ReduceKindAttr:$kind, 1DTensorOf<[F32]>:$input);
+  let results = (outs F32:$result);
+  let assemblyFormat = "$kind $input attr-dict `:` type($input) `->` type($result)";
+}
+
+def Kgen_BroadcastOp : Kgen_Op<"broadcast", [Pure]> {
+  let summary = "Makes a row value whose elements all equal a per-row value";
+  let arguments = (ins AnyTypeOf<[AnyFloat, AnySignlessInteger, Index]>:$input);
+  let results = (outs 1DTensorOf<[AnyType]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+#endif // KGEN_OPS_TD

@@ -1,0 +1,185 @@
+//===- Pipeline.cpp - DSL kernel to PTX and spec --------------------------===//
+#include "codegen/Pipeline/Pipeline.h"
+
+#include "codegen/Import/ImportDSL.h"
+#include "codegen/Pipeline/Spec.h"
+#include "codegen/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/xxhash.h"
+
+#include <chrono>
+
+using namespace mlir;
+
+namespace kgen::codegen {
+
+const char *stageName(Stage s) {
+  static const char *names[] = {"kgen", "gpu", "llvm", "ptx", "spec"};
+  return names[(int)s];
+}
+
+std::optional<Stage> parseStage(const std::string &s) {
+  for (Stage st : {Stage::Kgen, Stage::Gpu, Stage::Llvm, Stage::Ptx, Stage::Spec})
+    if (s == stageName(st))
+      return st;
+  return std::nullopt;
+}
+
+const std::vector<Arch> &supportedArchs() {
+  // PTX ISA 8.0 (CUDA 12.0) covers sm_75 to sm_90a; sm_100 needs 8.6 (12.8).
+  static const std::vector<Arch> archs = {
+      {"sm_75", 80}, {"sm_80", 80}, {"sm_86", 80},  {"sm_89", 80},
+      {"sm_90", 80}, {"sm_90a", 80}, {"sm_100", 86}};
+  return archs;
+}
+
+const Arch *findArch(const std::string &name) {
+  for (const Arch &a : supportedArchs())
+    if (a.name == name)
+      return &a;
+  return nullptr;
+}
+
+struct Compiler::Impl {
+  MLIRContext ctx;
+  Impl() : ctx(makeRegistry()) {
+    ctx.disableMultithreading(); // kernels are tiny: threads only cost
+    ctx.loadAllAvailableDialects();
+  }
+  static DialectRegistry makeRegistry() {
+    DialectRegistry registry;
+    registerAllDialects(registry);
+    registerAllExtensions(registry);
+    registerAllToLLVMIRTranslations(registry);
+    registry.insert<mlir::kgen::KgenDialect>();
+    return registry;
+  }
+};
+
+Compiler::Compiler() : impl(std::make_unique<Impl>()) {}
+Compiler::~Compiler() = default;
+
+static std::string print(Operation *op) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  op->print(os);
+  return s;
+}
+
+bool Compiler::compile(const Kernel &k, const KernelInfo &info,
+                       const CompileOptions &opts, Stage last, Artifact &out,
+                       std::string &error) {
+  auto t0 = std::chrono::steady_clock::now();
+  MLIRContext &ctx = impl->ctx;
+  const Arch *arch = findArch(opts.arch);
+  if (!arch) {
+    error = "unknown arch '" + opts.arch + "'";
+    return false;
+  }
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
+    llvm::raw_string_ostream os(diagnostics);
+    os << d.getLocation() << ": " << d << "\n";
+    return success();
+  });
+  auto fail = [&](const char *what) {
+    error = std::string(what) + " failed:\n" + diagnostics;
+    return false;
+  };
+
+  OpBuilder b(&ctx);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(b.getUnknownLoc());
+  b.setInsertionPointToEnd(module->getBody());
+  mlir::kgen::importKernel(b, k, opts.dims, info.entry);
+  if (failed(verify(*module)))
+    return fail("import");
+  std::string imported = print(*module);
+
+  auto run = [&](OwningOpRef<ModuleOp> &m, auto populate) {
+    PassManager pm(&ctx);
+    if (opts.debugIR) {
+      pm.enableIRPrinting();
+      pm.enableTiming();
+    }
+    populate(pm);
+    return pm.run(*m);
+  };
+
+  // Stage kgen.
+  if (failed(run(module, [&](PassManager &pm) {
+        pm.addPass(mlir::kgen::createKgenMakeVariants());
+        mlir::kgen::KgenScheduleOptions so;
+        so.threadsPerRow = opts.threadsPerRow;
+        so.rowsPerBlock = opts.rowsPerBlock;
+        pm.addPass(mlir::kgen::createKgenSchedule(so));
+        pm.addPass(mlir::kgen::createKgenVectorize());
+      })))
+    return fail("stage kgen");
+  out.kgen = print(*module);
+  OwningOpRef<ModuleOp> scheduled = module->clone();
+
+  // Stage gpu.
+  if (last >= Stage::Gpu) {
+    if (failed(run(module, [&](PassManager &pm) {
+          pm.addPass(mlir::kgen::createKgenLowerToGPU());
+          pm.addPass(createCanonicalizerPass());
+          pm.addPass(createCSEPass());
+        })))
+      return fail("stage gpu");
+    out.gpu = print(*module);
+  }
+  // Stage llvm.
+  if (last >= Stage::Llvm) {
+    if (failed(run(module, [&](PassManager &pm) {
+          GpuNVVMAttachTargetOptions t;
+          t.chip = arch->name;
+          t.features = "+ptx" + std::to_string(arch->ptxVersion);
+          t.optLevel = 3;
+          pm.addPass(createGpuNVVMAttachTarget(t));
+          OpPassManager &gm = pm.nest<gpu::GPUModuleOp>();
+          gm.addPass(createSCFToControlFlowPass());
+          gm.addPass(createConvertGpuOpsToNVVMOps());
+          pm.addPass(createReconcileUnrealizedCastsPass());
+        })))
+      return fail("stage llvm");
+    out.llvm = print(*module);
+  }
+  // Stage ptx and spec.
+  if (last >= Stage::Ptx) {
+    OwningOpRef<ModuleOp> lowered = module->clone();
+    if (failed(run(module, [&](PassManager &pm) {
+          GpuModuleToBinaryPassOptions o;
+          o.toolkitPath = opts.cudaPath;
+          o.compilationTarget = "isa";
+          pm.addPass(createGpuModuleToBinaryPass(o));
+        })))
+      return fail("stage ptx");
+    for (auto bin : module->getOps<gpu::BinaryOp>())
+      for (Attribute o : bin.getObjects())
+        out.ptx = cast<gpu::ObjectAttr>(o).getObject().getValue().str();
+    if (out.ptx.empty())
+      return fail("stage ptx (no object produced)");
+    if (last >= Stage::Spec) {
+      std::string key = imported + "|" + arch->name + "|" +
+                        std::to_string(opts.threadsPerRow) + "|" +
+                        std::to_string(opts.rowsPerBlock) + "|" + out.ptx;
+      std::string hash = llvm::utohexstr(llvm::xxh3_64bits(key), true, 16);
+      out.spec = writeSpec(k, info, opts, *scheduled, *lowered, hash);
+    }
+  }
+  out.millis = std::chrono::duration<double, std::milli>(
+                   std::chrono::steady_clock::now() - t0)
+                   .count();
+  return true;
+}
+
+} // namespace kgen::codegen

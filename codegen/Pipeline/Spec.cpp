@@ -1,0 +1,104 @@
+//===- Spec.cpp - The JSON spec of a compiled kernel ----------------------===//
+#include "codegen/Pipeline/Spec.h"
+
+#include "codegen/Transforms/Passes.h"
+
+#include "llvm/Support/JSON.h"
+
+using namespace mlir;
+namespace json = llvm::json;
+
+namespace kgen::codegen {
+
+static const char *accessName(Layout l) {
+  switch (l) {
+  case Layout::Rows:
+    return "rows";
+  case Layout::Vector:
+    return "vector";
+  case Layout::RowScalar:
+    return "scalars";
+  }
+  return "?";
+}
+
+std::string writeSpec(const Kernel &k, const KernelInfo &info,
+                      const CompileOptions &opts, ModuleOp scheduled,
+                      ModuleOp lowered, const std::string &hash) {
+  std::vector<std::optional<int64_t>> known;
+  json::Object dims;
+  for (const std::string &d : k.dims) {
+    auto it = opts.dims.find(d);
+    known.push_back(it == opts.dims.end() ? std::nullopt
+                                          : std::optional(it->second));
+    if (it != opts.dims.end())
+      dims[d] = it->second;
+  }
+  json::Array params;
+  for (const TensorDecl &t : k.tensors) {
+    json::Value len = t.rowLength.str(k.dims);
+    if (auto n = t.rowLength.tryEval(known))
+      len = *n;
+    params.push_back(json::Object{{"name", t.name},
+                                  {"kind", "tensor"},
+                                  {"dtype", std::string(name(t.dtype))},
+                                  {"access", accessName(t.layout)},
+                                  {"row_length", std::move(len)},
+                                  {"writes", t.isWritten}});
+  }
+  for (const ParamDecl &p : k.params)
+    params.push_back(json::Object{{"name", p.name},
+                                  {"kind", "scalar"},
+                                  {"dtype", std::string(name(p.dtype))}});
+  for (size_t i = 0; i < k.dims.size(); ++i)
+    if (!known[i])
+      params.push_back(
+          json::Object{{"name", k.dims[i]}, {"kind", "dim"}, {"dtype", "i64"}});
+
+  json::Array variants;
+  for (mlir::kgen::KernelOp kop : scheduled.getOps<mlir::kgen::KernelOp>()) {
+    json::Object align, multiple;
+    for (unsigned i = 0; i < kop.getNumArguments(); ++i) {
+      if (auto a = kop.getArgAttrOfType<IntegerAttr>(i, mlir::kgen::kAlignAttr))
+        align[kop.getArgName(i)] = a.getInt();
+      if (auto d = kop.getArgAttrOfType<IntegerAttr>(
+              i, mlir::kgen::kDivisibilityAttr))
+        if (d.getInt() > 1)
+          multiple[kop.getArgName(i)] = d.getInt();
+    }
+    json::Array abi;
+    lowered.walk([&](gpu::GPUFuncOp f) {
+      if (f.getName() != kop.getSymName())
+        return;
+      for (Attribute a : f->getAttrOfType<ArrayAttr>(mlir::kgen::kAbiAttr))
+        abi.push_back(cast<StringAttr>(a).getValue().str());
+    });
+    mlir::kgen::ScheduleAttr s = kop.getScheduleAttr();
+    variants.push_back(json::Object{
+        {"entry", kop.getSymName().str()},
+        {"block", s.getThreadsPerRow() * s.getRowsPerBlock()},
+        {"rows_per_block", s.getRowsPerBlock()},
+        {"shared_bytes", 0}, // reductions use static shared memory
+        {"tensor_align", std::move(align)},
+        {"dim_multiple", std::move(multiple)},
+        {"abi", std::move(abi)},
+        {"schedule", json::Object{{"vector", s.getVector()},
+                                  {"threads_per_row", s.getThreadsPerRow()},
+                                  {"chunks", s.getChunks()},
+                                  {"reread", s.getReread()}}}});
+  }
+  json::Object spec{{"kgen_spec", 1},
+                    {"op", info.op},
+                    {"dtype", info.dtype},
+                    {"arch", opts.arch},
+                    {"hash", hash},
+                    {"dims", std::move(dims)},
+                    {"params", std::move(params)},
+                    {"variants", std::move(variants)}};
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << llvm::formatv("{0:2}", json::Value(std::move(spec))) << "\n";
+  return out;
+}
+
+} // namespace kgen::codegen

@@ -1,0 +1,406 @@
+//===- LowerToGPU.cpp - Scheduled row programs to gpu.func ----------------===//
+#include "codegen/Transforms/RowLowering.h"
+
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace mlir::kgen {
+#define GEN_PASS_DEF_KGENLOWERTOGPU
+#include "codegen/Transforms/Passes.h.inc"
+} // namespace mlir::kgen
+
+using namespace mlir;
+using namespace mlir::kgen;
+
+static bool isRowValue(Value v) { return isa<RankedTensorType>(v.getType()); }
+
+RowLowering::RowLowering(OpBuilder &b, KernelOp kernel, gpu::GPUFuncOp func)
+    : b(b), loc(kernel.getLoc()), kernel(kernel), func(func),
+      sched(kernel.getScheduleAttr()), vec(sched.getVector()) {}
+
+Value RowLowering::cIndex(int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value RowLowering::toI64(Value index) {
+  return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+}
+
+Value RowLowering::gep(Value ptr, Value offset, Type t) {
+  return LLVM::GEPOp::create(b, loc, ptr.getType(), t, ptr,
+                             ArrayRef<LLVM::GEPArg>{offset});
+}
+
+/// Maps the kernel's arguments onto the gpu.func's and computes where this
+/// thread's row starts.
+void RowLowering::emitPrologue() {
+  Block &entry = kernel.getBody().front();
+  unsigned nextParam = 0;
+  SmallVector<Value> ptrs, strides;
+  for (BlockArgument a : entry.getArguments())
+    if (getTensorElementType(a.getType()))
+      ptrs.push_back(func.getArgument(nextParam++));
+  for (BlockArgument a : entry.getArguments())
+    if (isa<RowsType>(a.getType()))
+      strides.push_back(func.getArgument(nextParam++));
+  Value rows = func.getArgument(func.getFunctionType().getNumInputs() - 1);
+
+  int64_t tpr = sched.getThreadsPerRow(), rpb = sched.getRowsPerBlock();
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value bid = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  lane = arith::RemUIOp::create(b, loc, tid, cIndex(tpr));
+  rowInBlock = arith::DivUIOp::create(b, loc, tid, cIndex(tpr));
+  Value rawRow = toI64(arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, bid, cIndex(rpb)), rowInBlock));
+  rowValid =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, rawRow, rows);
+  // Rows past the end read the last row (never out of bounds: rows >= 1 at
+  // launch) and write nothing, so every thread reaches every barrier.
+  Value last = arith::SubIOp::create(
+      b, loc, rows, arith::ConstantIntOp::create(b, loc, b.getI64Type(), 1));
+  row = arith::MinSIOp::create(b, loc, rawRow, last);
+
+  unsigned ptrIdx = 0, strideIdx = 0;
+  for (BlockArgument a : entry.getArguments()) {
+    Type t = a.getType();
+    if (isa<RowsType>(t)) {
+      Value off = arith::MulIOp::create(b, loc, row, strides[strideIdx++]);
+      base[a] = gep(ptrs[ptrIdx++], off, getTensorElementType(t));
+    } else if (getTensorElementType(t)) {
+      base[a] = ptrs[ptrIdx++];
+    } else if (isa<IndexType>(t)) {
+      map.map(a, arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                            func.getArgument(nextParam++)));
+    } else {
+      map.map(a, func.getArgument(nextParam++));
+    }
+  }
+  kernel.walk([&](StoreOp s) { written.insert(s.getDest()); });
+}
+
+int RowLowering::reduceLevel(Value v) {
+  auto it = levels.find(v);
+  if (it != levels.end())
+    return it->second;
+  int level = 0;
+  if (Operation *op = v.getDefiningOp()) {
+    for (Value o : op->getOperands())
+      level = std::max(level, reduceLevel(o));
+    if (isa<ReduceOp>(op))
+      ++level;
+  }
+  return levels[v] = level;
+}
+
+/// Clones, in body order, every per-row scalar op whose operands are ready
+/// (reductions it needs are done). Scalars stay outside loops so that every
+/// later use is dominated.
+void RowLowering::emitReadyScalars() {
+  for (Operation &op : kernel.getBody().front()) {
+    if (isa<ReduceOp, StoreOp, ReturnOp, DomainOp>(op) ||
+        llvm::any_of(op.getResults(), isRowValue) ||
+        llvm::all_of(op.getResults(), [&](Value r) { return map.contains(r); }) ||
+        op.getNumResults() == 0)
+      continue;
+    if (!llvm::all_of(op.getOperands(), [&](Value o) { return map.contains(o); }))
+      continue;
+    if (auto l = dyn_cast<LoadOp>(op)) {
+      map.map(l.getResult(), loadScalar(l));
+      continue;
+    }
+    b.clone(op, map);
+  }
+}
+
+Value RowLowering::chunkValue(Value v, Chunk &c) {
+  if (Value known = c.memo.lookup(v))
+    return known;
+  Operation *op = v.getDefiningOp();
+  Type elem = cast<RankedTensorType>(v.getType()).getElementType();
+  auto vt = mlir::VectorType::get({vec}, elem);
+  Value result;
+  if (auto l = dyn_cast<LoadOp>(op)) {
+    result = loadChunk(l, c);
+  } else if (auto bc = dyn_cast<BroadcastOp>(op)) {
+    result = vector::BroadcastOp::create(b, loc, vt, map.lookup(bc.getInput()));
+  } else {
+    // Elementwise arith/math on rows: the same op on this chunk's vectors.
+    SmallVector<Value> operands;
+    for (Value o : op->getOperands())
+      operands.push_back(isRowValue(o) ? chunkValue(o, c) : map.lookup(o));
+    OperationState state(op->getLoc(), op->getName());
+    state.addOperands(operands);
+    state.addTypes(vt);
+    state.addAttributes(op->getAttrs());
+    result = b.create(state)->getResult(0);
+  }
+  return c.memo[v] = result;
+}
+
+Chunk RowLowering::makeChunk(Value j, std::optional<int64_t> staticJ) {
+  int64_t tpr = sched.getThreadsPerRow();
+  Chunk c;
+  c.e0 = arith::MulIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, j, cIndex(tpr)),
+                            lane),
+      cIndex(vec));
+  if (staticJ && staticLength && (*staticJ + 1) * tpr * vec <= *staticLength)
+    return c; // every thread's chunk j lies inside the row
+  Value end = arith::AddIOp::create(b, loc, c.e0, cIndex(vec));
+  c.fullCond =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, end, length);
+  auto vi = mlir::VectorType::get({vec}, b.getIndexType());
+  SmallVector<int64_t> iota = llvm::to_vector(llvm::seq<int64_t>(0, vec));
+  Value lanes = arith::AddIOp::create(
+      b, loc, vector::BroadcastOp::create(b, loc, vi, c.e0),
+      arith::ConstantOp::create(b, loc, vi, b.getIndexVectorAttr(iota)));
+  c.mask = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lanes,
+                                 vector::BroadcastOp::create(b, loc, vi, length));
+  return c;
+}
+
+Value RowLowering::identity(ReduceKind kind, Type t) {
+  auto ft = cast<FloatType>(getElementTypeOrSelf(t));
+  double v = kind == ReduceKind::sum   ? 0.0
+             : kind == ReduceKind::max ? -INFINITY
+                                       : INFINITY;
+  TypedAttr a = b.getFloatAttr(ft, v);
+  if (auto vt = dyn_cast<mlir::VectorType>(t))
+    a = DenseElementsAttr::get(vt, a);
+  return arith::ConstantOp::create(b, loc, t, a);
+}
+
+Value RowLowering::combine(ReduceKind kind, Value x, Value y) {
+  switch (kind) {
+  case ReduceKind::sum:
+    return arith::AddFOp::create(b, loc, x, y);
+  case ReduceKind::max:
+    return arith::MaximumFOp::create(b, loc, x, y);
+  case ReduceKind::min:
+    return arith::MinimumFOp::create(b, loc, x, y);
+  }
+  return x;
+}
+
+static vector::CombiningKind combiningKind(ReduceKind k) {
+  switch (k) {
+  case ReduceKind::sum:
+    return vector::CombiningKind::ADD;
+  case ReduceKind::max:
+    return vector::CombiningKind::MAXIMUMF;
+  case ReduceKind::min:
+    return vector::CombiningKind::MINIMUMF;
+  }
+  return vector::CombiningKind::ADD;
+}
+
+/// Combines a per-thread partial over the threads of a row: butterfly
+/// shuffles within a warp, then shared memory across the row's warps.
+Value RowLowering::crossThreadReduce(Value s, ReduceKind kind, int slot) {
+  int64_t tpr = sched.getThreadsPerRow();
+  int64_t width = std::min<int64_t>(tpr, 32);
+  Value w32 = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 32);
+  for (int64_t off = width / 2; off >= 1; off /= 2) {
+    Value o = arith::ConstantIntOp::create(b, loc, b.getI32Type(), off);
+    auto sh = gpu::ShuffleOp::create(b, loc, s, o, w32, gpu::ShuffleMode::XOR);
+    s = combine(kind, s, sh.getShuffleResult());
+  }
+  if (tpr <= 32)
+    return s;
+  int64_t warps = tpr / 32, rpb = sched.getRowsPerBlock();
+  Value smem = func.getWorkgroupAttributions().front();
+  Value slotBase = arith::MulIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, cIndex(slot * rpb), rowInBlock),
+      cIndex(warps));
+  Value warp = arith::DivUIOp::create(b, loc, lane, cIndex(32));
+  Value leader = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq,
+      arith::RemUIOp::create(b, loc, lane, cIndex(32)), cIndex(0));
+  {
+    OpBuilder::InsertionGuard g(b);
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, leader, false);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    memref::StoreOp::create(b, loc, s, smem,
+                            ValueRange{arith::AddIOp::create(b, loc, slotBase, warp)});
+  }
+  gpu::BarrierOp::create(b, loc);
+  // Every slot is written once per kernel, so no second barrier is needed
+  // before the next reduction.
+  Value r;
+  for (int64_t w = 0; w < warps; ++w) {
+    Value x = memref::LoadOp::create(
+        b, loc, smem, ValueRange{arith::AddIOp::create(b, loc, slotBase, cIndex(w))});
+    r = r ? combine(kind, r, x) : x;
+  }
+  return r;
+}
+
+void RowLowering::emitStores(Chunk &c) {
+  for (StoreOp s : kernel.getBody().getOps<StoreOp>())
+    if (isRowValue(s.getValue()))
+      storeChunk(s, chunkValue(s.getValue(), c), c);
+}
+
+LogicalResult RowLowering::run() {
+  emitPrologue();
+  Value domain = kernel.getDomainOp().getLength();
+  emitReadyScalars();
+  length = map.lookup(domain);
+  staticLength = getConstantIntValue(domain);
+
+  int maxLevel = 0;
+  for (ReduceOp r : kernel.getBody().getOps<ReduceOp>()) {
+    reduces.push_back(r);
+    maxLevel = std::max(maxLevel, reduceLevel(r.getResult()));
+  }
+  int64_t tpr = sched.getThreadsPerRow();
+  auto f32 = b.getF32Type();
+  auto accType = mlir::VectorType::get({vec}, f32);
+
+  // Combines reduce `r`'s chunk into acc, masking lanes outside the row.
+  auto accumulate = [&](ReduceOp r, Chunk &c, Value acc) -> Value {
+    Value x = chunkValue(r.getInput(), c);
+    if (c.mask)
+      x = arith::SelectOp::create(b, loc, c.mask, x, identity(r.getKind(), accType));
+    return acc ? combine(r.getKind(), acc, x) : x;
+  };
+  auto finish = [&](ReduceOp r, Value acc) {
+    Value s = vector::ReductionOp::create(b, loc, combiningKind(r.getKind()), acc);
+    int slot = llvm::find(reduces, r) - reduces.begin();
+    map.map(r.getResult(), crossThreadReduce(s, r.getKind(), slot));
+  };
+
+  if (!sched.getReread()) {
+    // The row stays in registers: chunks are unrolled and their values
+    // (the loads above all) are reused by every phase.
+    SmallVector<Chunk> chunks;
+    for (int64_t j = 0; j < sched.getChunks(); ++j)
+      chunks.push_back(makeChunk(cIndex(j), j));
+    for (int level = 1; level <= maxLevel; ++level) {
+      for (ReduceOp r : reduces) {
+        if (reduceLevel(r.getResult()) != level)
+          continue;
+        Value acc;
+        for (Chunk &c : chunks)
+          acc = accumulate(r, c, acc);
+        finish(r, acc);
+      }
+      emitReadyScalars();
+    }
+    for (Chunk &c : chunks)
+      emitStores(c);
+  } else {
+    // One loop over the row per level of reductions, then one for the
+    // stores; each loop reads its inputs again (from L2 after the first).
+    Value perStep = cIndex(tpr * vec);
+    Value count = arith::DivUIOp::create(
+        b, loc,
+        arith::AddIOp::create(b, loc, length, cIndex(tpr * vec - 1)), perStep);
+    for (int level = 1; level <= maxLevel; ++level) {
+      SmallVector<ReduceOp> phase;
+      SmallVector<Value> inits;
+      for (ReduceOp r : reduces)
+        if (reduceLevel(r.getResult()) == level) {
+          phase.push_back(r);
+          inits.push_back(identity(r.getKind(), accType));
+        }
+      auto loop = scf::ForOp::create(b, loc, cIndex(0), count, cIndex(1), inits);
+      {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(loop.getBody());
+        Chunk c = makeChunk(loop.getInductionVar(), std::nullopt);
+        SmallVector<Value> next;
+        for (auto [r, acc] : llvm::zip(phase, loop.getRegionIterArgs()))
+          next.push_back(accumulate(r, c, acc));
+        scf::YieldOp::create(b, loc, next);
+      }
+      for (auto [r, acc] : llvm::zip(phase, loop.getResults()))
+        finish(r, acc);
+      emitReadyScalars();
+    }
+    auto loop = scf::ForOp::create(b, loc, cIndex(0), count, cIndex(1));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    Chunk c = makeChunk(loop.getInductionVar(), std::nullopt);
+    emitStores(c);
+  }
+  for (StoreOp s : kernel.getBody().getOps<StoreOp>())
+    if (!isRowValue(s.getValue()))
+      storeScalar(s, map.lookup(s.getValue()));
+  gpu::ReturnOp::create(b, loc);
+  return success();
+}
+
+namespace {
+
+struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<KernelOp> kernels(module.getOps<KernelOp>());
+    if (kernels.empty())
+      return;
+    OpBuilder b(module.getContext());
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), b.getUnitAttr());
+    b.setInsertionPointToEnd(module.getBody());
+    auto gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), "kgen");
+    for (KernelOp k : kernels) {
+      if (failed(lower(k, gpuModule)))
+        return signalPassFailure();
+      k.erase();
+    }
+  }
+
+  LogicalResult lower(KernelOp k, gpu::GPUModuleOp gpuModule) {
+    ScheduleAttr s = k.getScheduleAttr();
+    if (!s)
+      return k.emitOpError("needs a schedule; run kgen-schedule first");
+    MLIRContext *ctx = k.getContext();
+    OpBuilder b(ctx);
+    auto ptrType = LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1);
+    SmallVector<Type> params;
+    SmallVector<Attribute> abi;
+    auto entryArgs = k.getBody().front().getArguments();
+    for (auto [i, a] : llvm::enumerate(entryArgs))
+      if (getTensorElementType(a.getType())) {
+        params.push_back(ptrType);
+        abi.push_back(b.getStringAttr("ptr:" + k.getArgName(i)));
+      }
+    for (auto [i, a] : llvm::enumerate(entryArgs))
+      if (isa<RowsType>(a.getType())) {
+        params.push_back(b.getI64Type());
+        abi.push_back(b.getStringAttr("stride:" + k.getArgName(i)));
+      }
+    for (auto [i, a] : llvm::enumerate(entryArgs)) {
+      Type t = a.getType();
+      if (getTensorElementType(t))
+        continue;
+      bool isDim = isa<IndexType>(t);
+      params.push_back(isDim ? b.getI64Type() : t);
+      abi.push_back(b.getStringAttr((isDim ? "dim:" : "scalar:") + k.getArgName(i)));
+    }
+    params.push_back(b.getI64Type());
+    abi.push_back(b.getStringAttr("rows"));
+
+    int64_t nReduce = llvm::range_size(k.getBody().getOps<ReduceOp>());
+    SmallVector<Type> workgroup;
+    if (s.getThreadsPerRow() > 32 && nReduce > 0)
+      workgroup.push_back(MemRefType::get(
+          {nReduce * s.getRowsPerBlock() * (s.getThreadsPerRow() / 32)},
+          b.getF32Type(), MemRefLayoutAttrInterface(),
+          gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)));
+
+    b.setInsertionPointToEnd(gpuModule.getBody());
+    auto func = gpu::GPUFuncOp::create(b, k.getLoc(), k.getSymName(),
+                                       b.getFunctionType(params, {}), workgroup);
+    func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+    int32_t block = s.getThreadsPerRow() * s.getRowsPerBlock();
+    func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({block, 1, 1}));
+    func->setAttr(kAbiAttr, b.getArrayAttr(abi));
+    b.setInsertionPointToStart(&func.getBody().front());
+    return RowLowering(b, k, func).run();
+  }
+};
+
+} // namespace

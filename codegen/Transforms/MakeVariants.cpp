@@ -1,0 +1,51 @@
+//===- MakeVariants.cpp - Aligned and fallback clones of each kernel ------===//
+#include "codegen/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::kgen {
+#define GEN_PASS_DEF_KGENMAKEVARIANTS
+#include "codegen/Transforms/Passes.h.inc"
+} // namespace mlir::kgen
+
+using namespace mlir;
+using namespace mlir::kgen;
+
+namespace {
+
+/// Annotates `k` with the assumptions of a variant: `align` bytes for every
+/// tensor in memory (0 = element alignment only) and `divisor` for each
+/// dynamic dim.
+void assume(KernelOp k, int64_t align, int64_t divisor) {
+  Builder b(k.getContext());
+  for (auto [i, t] : llvm::enumerate(k.getArgumentTypes())) {
+    if (Type e = getTensorElementType(t)) {
+      int64_t bytes = (e.getIntOrFloatBitWidth() + 7) / 8;
+      k.setArgAttr(i, kAlignAttr, b.getI64IntegerAttr(std::max(align, bytes)));
+    } else if (isa<IndexType>(t)) {
+      k.setArgAttr(i, kDivisibilityAttr, b.getI64IntegerAttr(divisor));
+    }
+  }
+}
+
+struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
+  void runOnOperation() override {
+    SmallVector<KernelOp> kernels(getOperation().getOps<KernelOp>());
+    for (KernelOp k : kernels) {
+      if (k->hasAttr("kgen.variant"))
+        continue; // already split
+      OpBuilder b(k);
+      b.setInsertionPointAfter(k);
+      auto fallback = cast<KernelOp>(b.clone(*k));
+      StringRef name = k.getSymName();
+      fallback.setSymName((name + "_any").str());
+      k.setSymName((name + "_vec").str());
+      assume(k, 16, 16);
+      assume(fallback, 0, 1);
+      k->setAttr("kgen.variant", b.getStringAttr("vec"));
+      fallback->setAttr("kgen.variant", b.getStringAttr("any"));
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,32 @@
+//===- Passes.h - kgen passes -----------------------------------*- C++ -*-===//
+#ifndef KGEN_CODEGEN_TRANSFORMS_PASSES_H
+#define KGEN_CODEGEN_TRANSFORMS_PASSES_H
+
+#include "codegen/Dialect/KgenOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::kgen {
+
+#define GEN_PASS_DECL
+#include "codegen/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "codegen/Transforms/Passes.h.inc"
+
+/// Argument attributes the variants and the analysis agree on.
+inline constexpr llvm::StringLiteral kAlignAttr = "kgen.align";
+inline constexpr llvm::StringLiteral kDivisibilityAttr = "kgen.divisibility";
+/// The gpu.func attribute listing its parameters for the spec.
+inline constexpr llvm::StringLiteral kAbiAttr = "kgen.abi";
+
+} // namespace mlir::kgen
+
+#endif // KGEN_CODEGEN_TRANSFORMS_PASSES_H

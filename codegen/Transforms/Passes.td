@@ -1,0 +1,67 @@
+//===- Passes.td - kgen passes -----------------------------*- tablegen -*-===//
+#ifndef KGEN_PASSES_TD
+#define KGEN_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def KgenMakeVariants : Pass<"kgen-make-variants", "ModuleOp"> {
+  let summary = "Clone each kernel into an aligned and a fallback variant";
+  let description = [{
+    The `_vec` clone assumes every tensor's base pointer and row pitch are
+    16-byte aligned and every dynamic dim a multiple of 16 (`kgen.align`,
+    `kgen.divisibility` argument attributes, as Triton's divisibility
+    specialization); the `_any` clone assumes only element alignment. The
+    runtime launches the first variant whose assumptions the arguments meet.
+  }];
+  let dependentDialects = ["::mlir::kgen::KgenDialect"];
+}
+
+def KgenSchedule : Pass<"kgen-schedule", "ModuleOp"> {
+  let summary = "Choose how rows are spread over threads";
+  let description = [{
+    Attaches `#kgen.schedule` to each kernel: a chunk of 16 bytes of the
+    widest row dtype per thread, threads per row so that each thread holds a
+    few chunks (several loads in flight), rows per block, and whether the row
+    stays in registers between reductions and writes (when it fits) or is
+    re-read (dynamic or very long rows).
+  }];
+  let options = [
+    Option<"threadsPerRow", "threads-per-row", "int64_t", "0",
+           "Force the threads per row (a power of two; 0 = choose)">,
+    Option<"rowsPerBlock", "rows-per-block", "int64_t", "0",
+           "Force the rows per block (0 = choose)">,
+  ];
+  let dependentDialects = ["::mlir::kgen::KgenDialect"];
+}
+
+def KgenVectorize : Pass<"kgen-vectorize", "ModuleOp"> {
+  let summary = "Alignment and contiguity analysis: vector width per access";
+  let description = [{
+    Sets `vector_width` on each row load and store: the widest power of two
+    elements, at most the schedule's chunk, such that the access is
+    contiguous and its address is provably aligned to that many elements'
+    bytes, given the kernel's `kgen.align` / `kgen.divisibility` assumptions
+    and the divisibility of the view's start.
+  }];
+}
+
+def KgenLowerToGPU : Pass<"kgen-lower-to-gpu", "ModuleOp"> {
+  let summary = "Lower scheduled row programs to gpu.func kernels";
+  let description = [{
+    Each kernel becomes a `gpu.func` in `gpu.module @kgen`: thread i of a
+    row handles chunks i, i + threads_per_row, ... of the row; loads and
+    stores become `llvm.load`/`llvm.store` of `vector_width` elements (with a
+    masked tail); reductions are per-thread, then warp shuffles, then shared
+    memory across the warps of a row. Parameters are raw pointers, row
+    strides (elements), scalars, dynamic dims and the row count; the order is
+    recorded in the `kgen.abi` attribute for the spec.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
+#endif // KGEN_PASSES_TD

@@ -1,0 +1,70 @@
+//===- RowLowering.h - State shared by the kgen-lower-to-gpu files -*- C++ -*-===//
+//
+// Lowers one scheduled kgen.kernel into the body of a gpu.func. A "chunk" is
+// the `vector` consecutive domain elements [e0, e0 + vector) one thread
+// handles at a time; row values become vectors of that many elements.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KGEN_CODEGEN_TRANSFORMS_ROWLOWERING_H
+#define KGEN_CODEGEN_TRANSFORMS_ROWLOWERING_H
+
+#include "codegen/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::kgen {
+
+struct Chunk {
+  Value e0;       ///< index of the chunk's first domain element
+  Value fullCond; ///< i1: the whole chunk is inside the row; null: known so
+  Value mask;     ///< vector<V x i1> of in-row elements; null when known full
+  DenseMap<Value, Value> memo; ///< row value -> its vector for this chunk
+};
+
+class RowLowering {
+public:
+  RowLowering(OpBuilder &b, KernelOp kernel, gpu::GPUFuncOp func);
+  LogicalResult run();
+
+  // RowAccess.cpp: memory.
+  Value loadChunk(LoadOp op, Chunk &c);
+  void storeChunk(StoreOp op, Value v, Chunk &c);
+  Value loadScalar(LoadOp op);
+  void storeScalar(StoreOp op, Value v);
+
+private:
+  Value chunkValue(Value rowValue, Chunk &c);
+  Chunk makeChunk(Value chunkIndex, std::optional<int64_t> staticIndex);
+  void emitReadyScalars();
+  int reduceLevel(Value v);
+  Value crossThreadReduce(Value partial, ReduceKind kind, int slot);
+  Value combine(ReduceKind kind, Value a, Value b);
+  Value identity(ReduceKind kind, Type t);
+  void emitPrologue();
+  void emitStores(Chunk &c);
+
+  Value cIndex(int64_t v);
+  Value toI64(Value index);
+  /// Pointer to element `offset` (i64) of `ptr`, for elements of type t.
+  Value gep(Value ptr, Value offset, Type t);
+
+public:
+  OpBuilder &b;
+  Location loc;
+  KernelOp kernel;
+  gpu::GPUFuncOp func;
+  ScheduleAttr sched;
+  int64_t vec;
+  IRMapping map;                ///< kernel scalars -> lowered values
+  DenseMap<Value, Value> base;  ///< tensor arg -> pointer to its row
+  DenseSet<Value> written;      ///< tensor args some store writes
+  Value lane, rowInBlock, row, rowValid, length;
+  std::optional<int64_t> staticLength;
+  DenseMap<Value, int> levels;
+  SmallVector<ReduceOp> reduces;
+};
+
+} // namespace mlir::kgen
+
+#endif // KGEN_CODEGEN_TRANSFORMS_ROWLOWERING_H

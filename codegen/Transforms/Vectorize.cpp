@@ -1,0 +1,84 @@
+//===- Vectorize.cpp - Alignment/contiguity analysis ----------------------===//
+//
+// Decides how many elements each row access may move at once. The address of
+// chunk c of a view is base + row*pitch + start + c*vector (elements), so an
+// access of w elements is aligned when w*bytes divides the alignment of the
+// base, of the pitch and of start*bytes; chunks are multiples of the vector.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/Transforms/Passes.h"
+
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <numeric>
+
+namespace mlir::kgen {
+#define GEN_PASS_DEF_KGENVECTORIZE
+#include "codegen/Transforms/Passes.h.inc"
+} // namespace mlir::kgen
+
+using namespace mlir;
+using namespace mlir::kgen;
+
+namespace {
+
+constexpr int64_t kUnbounded = int64_t(1) << 30;
+
+/// The largest power of two known to divide `v` (an index value).
+int64_t knownDivisor(Value v, KernelOp k) {
+  if (std::optional<int64_t> c = getConstantIntValue(v))
+    return *c == 0 ? kUnbounded : int64_t(1) << llvm::countr_zero(uint64_t(*c));
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (auto d = k.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
+                                                 kDivisibilityAttr))
+      return d.getInt();
+    return 1;
+  }
+  Operation *op = v.getDefiningOp();
+  if (auto add = dyn_cast<arith::AddIOp>(op))
+    return std::min(knownDivisor(add.getLhs(), k), knownDivisor(add.getRhs(), k));
+  if (auto mul = dyn_cast<arith::MulIOp>(op))
+    return std::min(kUnbounded, knownDivisor(mul.getLhs(), k) *
+                                    knownDivisor(mul.getRhs(), k));
+  return 1;
+}
+
+struct Vectorize : ::mlir::kgen::impl::KgenVectorizeBase<Vectorize> {
+  void runOnOperation() override {
+    getOperation().walk([&](KernelOp k) {
+      ScheduleAttr s = k.getScheduleAttr();
+      if (!s) {
+        k.emitOpError("needs a schedule; run kgen-schedule first");
+        return signalPassFailure();
+      }
+      k.walk([&](Operation *op) {
+        if (auto l = dyn_cast<LoadOp>(op))
+          l.setVectorWidth(width(k, s, l.getSource(), l.getStart(),
+                                 l.getStride(), l.getResult().getType()));
+        else if (auto st = dyn_cast<StoreOp>(op))
+          st.setVectorWidth(width(k, s, st.getDest(), st.getStart(),
+                                  st.getStride(), st.getValue().getType()));
+      });
+    });
+  }
+
+  int64_t width(KernelOp k, ScheduleAttr s, Value tensor, Value start,
+                int64_t stride, Type value) {
+    auto tt = dyn_cast<RankedTensorType>(value);
+    if (!tt || stride != 1)
+      return 1;
+    int64_t bytes = (tt.getElementType().getIntOrFloatBitWidth() + 7) / 8;
+    unsigned argNo = cast<BlockArgument>(tensor).getArgNumber();
+    int64_t align = bytes;
+    if (auto a = k.getArgAttrOfType<IntegerAttr>(argNo, kAlignAttr))
+      align = a.getInt(); // for the base and (rows tensors) the pitch
+    int64_t startAlign = std::min(kUnbounded, knownDivisor(start, k) * bytes);
+    int64_t aligned = std::gcd(align, startAlign);
+    int64_t w = std::max<int64_t>(1, aligned / bytes);
+    w = int64_t(1) << llvm::Log2_64(uint64_t(w)); // power of two
+    return std::min(w, s.getVector());
+  }
+};
+
+} // namespace

@@ -1,0 +1,620 @@
+//===- Builder.cpp - Graph construction and user-error checks -------------===//
+#include "dsl/Builder.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+namespace kgen {
+namespace detail {
+
+struct BuilderState {
+  Kernel k;
+  bool built = false;
+  std::set<std::string> names;
+
+  [[noreturn]] void fail(const std::source_location &loc, const std::string &op,
+                         const std::string &what) const {
+    userError(SourceLoc::from(loc), k.name, op, what);
+  }
+  std::string lenStr(const Len &l) const { return l.str(k.dims); }
+  const Node &node(int id) const { return k.nodes[id]; }
+
+  void checkUsable(const std::source_location &loc, const std::string &op) {
+    if (built)
+      fail(loc, op,
+           "the builder was already built; declare everything before "
+           "calling build()");
+  }
+
+  void checkLenDims(const Len &l, const std::source_location &loc,
+                    const std::string &op) {
+    for (auto [d, c] : l.terms)
+      if (d < 0 || d >= (int)k.dims.size())
+        fail(loc, op, "a length uses a dim of another kernel; use dims "
+                      "declared with this builder's dim()");
+  }
+
+  void declareName(const std::string &name, const std::source_location &loc,
+                   const std::string &op) {
+    if (name.empty())
+      fail(loc, op, "names must not be empty");
+    if (!names.insert(name).second)
+      fail(loc, op,
+           fmt::format("the name '{}' is already declared in this kernel; "
+                       "give each dim, tensor and scalar its own name",
+                       name));
+  }
+
+  int add(Node n) {
+    k.nodes.push_back(std::move(n));
+    return (int)k.nodes.size() - 1;
+  }
+
+  /// Records the domain on first use; later rows must have the same length.
+  void unifyDomain(const Len &len, const std::source_location &loc,
+                   const std::string &op) {
+    bool hasRows = false;
+    for (const Node &n : k.nodes)
+      hasRows |= n.isRow;
+    if (!hasRows) {
+      k.domain = len;
+      return;
+    }
+    if (k.domain != len)
+      fail(loc, op,
+           fmt::format("a row of length {} meets rows of length {}; every "
+                       "row value of a kernel has one length. Take a slice() "
+                       "of the longer tensor to match",
+                       lenStr(len), lenStr(k.domain)));
+  }
+};
+
+} // namespace detail
+
+using detail::BuilderState;
+
+namespace {
+
+std::string dtypeStr(DType t) { return std::string(name(t)); }
+
+/// Resolves an operand to a node id, creating nodes for tensors and numbers.
+/// Numbers take `numberType` (they are weak: they do not promote).
+int resolve(BuilderState &s, const Operand &o, DType numberType,
+            const std::string &op) {
+  if (o.isNumber) {
+    Node n{};
+    n.kind = NodeKind::Const;
+    n.dtype = numberType;
+    n.isRow = false;
+    n.isWeak = true;
+    n.constant = o.number;
+    n.loc = SourceLoc::from(o.loc);
+    if (isInt(numberType) && o.number != (double)(int64_t)o.number)
+      s.fail(o.loc, op,
+             fmt::format("the literal {} is not an integer but is combined "
+                         "with an integer value; cast that value to f32 first",
+                         o.number));
+    return s.add(n);
+  }
+  if (o.isTensor) {
+    const TensorDecl &t = s.k.tensors[o.tensor.index];
+    return Tensor(o.tensor).slice(0, t.rowLength, 1, o.loc).id;
+  }
+  if (!o.expr.state)
+    s.fail(o.loc, op, "an operand is an empty Expr (declared but never "
+                      "assigned)");
+  return o.expr.id;
+}
+
+BuilderState &stateOf(std::initializer_list<const Operand *> ops,
+                      const std::string &op) {
+  BuilderState *found = nullptr;
+  std::source_location loc = (*ops.begin())->loc;
+  for (const Operand *o : ops) {
+    BuilderState *s = o->isTensor  ? o->tensor.state.get()
+                      : o->isNumber ? nullptr
+                                    : o->expr.state.get();
+    if (!o->isNumber && !s)
+      throw UserError(SourceLoc::from(o->loc),
+                      fmt::format("{}: error: {}: an operand is an empty Expr "
+                                  "(declared but never assigned)",
+                                  SourceLoc::from(o->loc).str(), op));
+    if (s && found && s != found)
+      found->fail(o->loc, op,
+                  fmt::format("an operand belongs to kernel '{}'; values of "
+                              "different kernels cannot be combined",
+                              s->k.name));
+    if (s)
+      found = s;
+  }
+  if (!found)
+    throw UserError(SourceLoc::from(loc),
+                    fmt::format("{}: error: {}: at least one operand must be a "
+                                "kgen value, not only numbers",
+                                SourceLoc::from(loc).str(), op));
+  found->checkUsable(loc, op);
+  return *found;
+}
+
+/// The dtype of an operand before numbers are resolved (numbers: nullopt).
+std::optional<DType> operandType(const BuilderState &s, const Operand &o) {
+  if (o.isNumber)
+    return std::nullopt;
+  if (o.isTensor)
+    return s.k.tensors[o.tensor.index].dtype;
+  return s.node(o.expr.id).dtype;
+}
+
+bool operandWeak(const BuilderState &s, const Operand &o) {
+  if (o.isNumber)
+    return true;
+  if (o.isTensor)
+    return false;
+  return s.node(o.expr.id).isWeak;
+}
+
+/// PyTorch's result_type for two operands, or a user error.
+DType promote(BuilderState &s, const Operand &a, const Operand &b,
+              const std::string &op) {
+  std::optional<DType> ta = operandType(s, a), tb = operandType(s, b);
+  for (auto [t, o] : {std::pair{ta, &a}, std::pair{tb, &b}})
+    if (t == DType::F8E4M3 || t == DType::F8E5M2)
+      s.fail(o->loc, op,
+             fmt::format("{} values are for storage only and take part in no "
+                         "arithmetic; cast them with .to(DType::F32) first",
+                         dtypeStr(*t)));
+  if (!ta && !tb)
+    return DType::F32;
+  if (!ta)
+    return *tb;
+  if (!tb)
+    return *ta;
+  if (*ta == *tb)
+    return *ta;
+  if (*ta == DType::Bool || *tb == DType::Bool)
+    s.fail(a.loc, op,
+           "a comparison result (bool) is combined with a number; use "
+           "select(cond, a, b) instead");
+  if (isInt(*ta) != isInt(*tb))
+    s.fail(a.loc, op,
+           fmt::format("cannot combine {} with {}: integer values are "
+                       "indices; cast one side with .to() to make the types "
+                       "agree",
+                       dtypeStr(*ta), dtypeStr(*tb)));
+  bool wa = operandWeak(s, a), wb = operandWeak(s, b);
+  if (wa != wb)
+    return wa ? *tb : *ta; // a scalar parameter does not widen a tensor
+  if (isInt(*ta))
+    return DType::I64;
+  return DType::F32; // f32 with a narrow float, or bf16 with f16
+}
+
+int makeCast(BuilderState &s, int id, DType t, const std::source_location &loc) {
+  if (s.node(id).dtype == t)
+    return id;
+  Node n{};
+  n.kind = NodeKind::Cast;
+  n.dtype = t;
+  n.isRow = s.node(id).isRow;
+  n.isWeak = s.node(id).isWeak;
+  n.operands = {id};
+  n.loc = SourceLoc::from(loc);
+  return s.add(n);
+}
+
+/// An operand converted to the op's dtype `t`. A weak float (literal or f32
+/// parameter) meeting a bf16/f16 value stays f32, as PyTorch computes such
+/// ops with the Python scalar in f32 ("opmath"), not rounded to bf16.
+int operandFor(BuilderState &s, const Operand &o, DType t,
+               const std::string &op) {
+  bool keepF32 = isNarrowFloat(t) && operandWeak(s, o) &&
+                 (o.isNumber || operandType(s, o) == DType::F32);
+  int id = resolve(s, o, keepF32 ? DType::F32 : t, op);
+  return keepF32 ? id : makeCast(s, id, t, o.loc);
+}
+
+bool dependsOnInput(const BuilderState &s, int id) {
+  const Node &n = s.node(id);
+  if (n.kind == NodeKind::Load)
+    return true;
+  for (int o : n.operands)
+    if (dependsOnInput(s, o))
+      return true;
+  return false;
+}
+
+/// Creates a node over operands promoted to `t`; rows must share the domain.
+int makeElementwise(BuilderState &s, Node n, std::vector<const Operand *> ops,
+                    DType t, const std::string &op) {
+  bool isRow = false, isWeak = true;
+  for (const Operand *o : ops) {
+    int id = resolve(s, *o, t, op);
+    isRow |= s.node(id).isRow;
+    isWeak &= s.node(id).isWeak;
+    n.operands.push_back(id);
+  }
+  n.isRow = isRow;
+  n.isWeak = isWeak;
+  n.loc = SourceLoc::from(ops.front()->loc);
+  return s.add(n);
+}
+
+Expr binary(BinaryOp bop, const Operand &a, const Operand &b) {
+  std::string op = fmt::format("'{}'", name(bop));
+  BuilderState &s = stateOf({&a, &b}, op);
+  DType t = promote(s, a, b, op);
+  if (t == DType::Bool && !isComparison(bop) && bop != BinaryOp::Eq)
+    s.fail(a.loc, op, "arithmetic on comparison results is not supported; "
+                      "use select(cond, a, b)");
+  Node n{};
+  n.kind = NodeKind::Binary;
+  n.binary = bop;
+  int ia = operandFor(s, a, t, op), ib = operandFor(s, b, t, op);
+  n.dtype = isComparison(bop) ? DType::Bool : t;
+  n.isRow = s.node(ia).isRow || s.node(ib).isRow;
+  n.isWeak = s.node(ia).isWeak && s.node(ib).isWeak;
+  n.operands = {ia, ib};
+  n.loc = SourceLoc::from(a.loc);
+  return Expr(a.isTensor   ? a.tensor.state
+              : a.isNumber ? (b.isTensor ? b.tensor.state : b.expr.state)
+                           : a.expr.state,
+              s.add(n));
+}
+
+std::shared_ptr<BuilderState> sharedOf(const Operand &a) {
+  return a.isTensor ? a.tensor.state : a.expr.state;
+}
+
+Expr unary(UnaryOp uop, const Operand &a) {
+  std::string op = fmt::format("{}()", name(uop));
+  BuilderState &s = stateOf({&a}, op);
+  DType t = *operandType(s, a);
+  bool transcendental = uop != UnaryOp::Neg && uop != UnaryOp::Abs;
+  if (!isFloat(t) && (transcendental || t == DType::Bool))
+    s.fail(a.loc, op,
+           fmt::format("{} needs a float operand but got {}; cast it with "
+                       ".to(DType::F32)",
+                       op, dtypeStr(t)));
+  if (t == DType::F8E4M3 || t == DType::F8E5M2)
+    s.fail(a.loc, op,
+           fmt::format("{} values are for storage only; cast them with "
+                       ".to(DType::F32) first",
+                       dtypeStr(t)));
+  Node n{};
+  n.kind = NodeKind::Unary;
+  n.unary = uop;
+  n.dtype = t;
+  return Expr(sharedOf(a), makeElementwise(s, n, {&a}, t, op));
+}
+
+Expr reduction(ReduceOp rop, const Operand &a) {
+  std::string op = fmt::format("{}()", name(rop));
+  BuilderState &s = stateOf({&a}, op);
+  int id = resolve(s, a, DType::F32, op);
+  const Node &in = s.node(id);
+  if (!in.isRow)
+    s.fail(a.loc, op,
+           fmt::format("{} reduces a row, but its operand is already one "
+                       "value per row (a reduction result or a scalar); "
+                       "apply it to a row value instead",
+                       op));
+  if (!isFloat(in.dtype) || in.dtype == DType::F8E4M3 ||
+      in.dtype == DType::F8E5M2)
+    s.fail(a.loc, op,
+           fmt::format("{} needs an f32, f16 or bf16 row but got {}; cast "
+                       "it with .to(DType::F32)",
+                       op, dtypeStr(in.dtype)));
+  Node n{};
+  n.kind = NodeKind::Reduce;
+  n.reduce = rop;
+  n.dtype = in.dtype;
+  n.isRow = false;
+  n.isWeak = false;
+  n.operands = {id};
+  n.loc = SourceLoc::from(a.loc);
+  return Expr(sharedOf(a), s.add(n));
+}
+
+} // namespace
+
+DType Expr::dtype() const {
+  if (!state)
+    throw UserError({}, "error: dtype() of an empty Expr");
+  return state->node(id).dtype;
+}
+
+bool Expr::isRow() const {
+  if (!state)
+    throw UserError({}, "error: isRow() of an empty Expr");
+  return state->node(id).isRow;
+}
+
+Expr Expr::to(DType t, std::source_location loc) const {
+  if (!state)
+    throw UserError(SourceLoc::from(loc),
+                    SourceLoc::from(loc).str() +
+                        ": error: .to() of an empty Expr (declared but never "
+                        "assigned)");
+  state->checkUsable(loc, ".to()");
+  if (t == DType::Bool)
+    state->fail(loc, ".to()", "bool is not a dtype values can be cast to; "
+                              "compare values to get a condition");
+  if (state->node(id).dtype == DType::Bool)
+    state->fail(loc, ".to()",
+                "a comparison result cannot be cast; use select(cond, 1.0, "
+                "0.0) to turn it into a number");
+  return Expr(state, makeCast(*state, id, t, loc));
+}
+
+Expr Tensor::slice(Len start, Len length, int64_t stride,
+                   std::source_location loc) const {
+  if (!state)
+    throw UserError(SourceLoc::from(loc),
+                    SourceLoc::from(loc).str() +
+                        ": error: slice() of an empty Tensor");
+  BuilderState &s = *state;
+  const TensorDecl &t = s.k.tensors[index];
+  std::string op = fmt::format("slice() of '{}'", t.name);
+  s.checkUsable(loc, op);
+  s.checkLenDims(start, loc, op);
+  s.checkLenDims(length, loc, op);
+  if (!t.isInput)
+    s.fail(loc, op,
+           fmt::format("'{}' is an output; outputs cannot be read. Reuse the "
+                       "Expr that was written to it",
+                       t.name));
+  if (t.layout == Layout::RowScalar)
+    s.fail(loc, op, "a per-row scalar tensor has no row to slice");
+  if (stride < 1)
+    s.fail(loc, op,
+           fmt::format("the stride must be >= 1 but is {}", stride));
+  if (!Len(0).provablyLE(start))
+    s.fail(loc, op,
+           fmt::format("the start {} may be negative", s.lenStr(start)));
+  if (!Len(1).provablyLE(length))
+    s.fail(loc, op,
+           fmt::format("the length {} may be below 1", s.lenStr(length)));
+  // The last element read is start + (length-1)*stride < rowLength.
+  Len last = start + (length - 1) * stride + 1;
+  if (!last.provablyLE(t.rowLength))
+    s.fail(loc, op,
+           fmt::format("elements up to {} are read but a row of '{}' has {}; "
+                       "the view must lie inside the row for every dim value",
+                       s.lenStr(last), t.name, s.lenStr(t.rowLength)));
+  s.unifyDomain(length, loc, op);
+  s.k.tensors[index].isRead = true;
+  Node n{};
+  n.kind = NodeKind::Load;
+  n.dtype = t.dtype;
+  n.isRow = true;
+  n.isWeak = false;
+  n.index = index;
+  n.start = start;
+  n.stride = stride;
+  n.loc = SourceLoc::from(loc);
+  return Expr(state, s.add(n));
+}
+
+Expr Tensor::to(DType t, std::source_location loc) const {
+  return slice(0, state ? state->k.tensors[index].rowLength : Len(1), 1, loc)
+      .to(t, loc);
+}
+
+const std::string &Tensor::name() const {
+  if (!state)
+    throw UserError({}, "error: name() of an empty Tensor");
+  return state->k.tensors[index].name;
+}
+
+Builder::Builder(std::string name, std::source_location loc)
+    : state(std::make_shared<BuilderState>()) {
+  state->k.name = std::move(name);
+  state->k.loc = SourceLoc::from(loc);
+  if (state->k.name.empty())
+    throw UserError(SourceLoc::from(loc),
+                    SourceLoc::from(loc).str() +
+                        ": error: Builder: a kernel needs a non-empty name");
+}
+
+Len Builder::dim(const std::string &name, std::source_location loc) {
+  state->checkUsable(loc, "dim()");
+  state->declareName(name, loc, "dim()");
+  state->k.dims.push_back(name);
+  return Len::dim((int)state->k.dims.size() - 1);
+}
+
+static Tensor declare(BuilderState &s, std::shared_ptr<BuilderState> sp,
+                      const std::string &name, DType dtype, Len len,
+                      Layout layout, bool isInput, const std::source_location &loc,
+                      const std::string &op) {
+  s.checkUsable(loc, op);
+  s.checkLenDims(len, loc, op);
+  if (dtype == DType::Bool)
+    s.fail(loc, op, "tensors cannot hold bool; store select(cond, 1, 0) "
+                    "in a numeric dtype");
+  if (!Len(1).provablyLE(len))
+    s.fail(loc, op,
+           fmt::format("the row length {} may be below 1", s.lenStr(len)));
+  s.declareName(name, loc, op);
+  s.k.tensors.push_back(
+      TensorDecl{name, dtype, layout, len, isInput, false, false,
+                 SourceLoc::from(loc)});
+  return Tensor(std::move(sp), (int)s.k.tensors.size() - 1);
+}
+
+Tensor Builder::input(const std::string &name, DType dtype, Len rowLength,
+                      std::source_location loc) {
+  return declare(*state, state, name, dtype, rowLength, Layout::Rows, true,
+                 loc, fmt::format("input('{}')", name));
+}
+
+Tensor Builder::vector(const std::string &name, DType dtype, Len length,
+                       std::source_location loc) {
+  return declare(*state, state, name, dtype, length, Layout::Vector, true, loc,
+                 fmt::format("vector('{}')", name));
+}
+
+Expr Builder::scalar(const std::string &name, DType dtype,
+                     std::source_location loc) {
+  std::string op = fmt::format("scalar('{}')", name);
+  state->checkUsable(loc, op);
+  if (dtype != DType::F32 && dtype != DType::I32 && dtype != DType::I64)
+    state->fail(loc, op,
+                fmt::format("scalar parameters are f32, i32 or i64, not {}",
+                            dtypeStr(dtype)));
+  state->declareName(name, loc, op);
+  state->k.params.push_back(ParamDecl{name, dtype, SourceLoc::from(loc)});
+  Node n{};
+  n.kind = NodeKind::Param;
+  n.dtype = dtype;
+  n.isRow = false;
+  n.isWeak = true;
+  n.index = (int)state->k.params.size() - 1;
+  n.loc = SourceLoc::from(loc);
+  return Expr(state, state->add(n));
+}
+
+static int storedValue(BuilderState &s, const Operand &value,
+                       const std::string &op, const std::source_location &loc) {
+  if (value.isNumber)
+    s.fail(loc, op, "the value written depends on no input; an output must "
+                    "be computed from at least one input tensor");
+  int id = resolve(s, value, DType::F32, op);
+  if (s.node(id).dtype == DType::Bool)
+    s.fail(loc, op, "a comparison result cannot be stored; store "
+                    "select(cond, 1.0, 0.0) instead");
+  if (!dependsOnInput(s, id))
+    s.fail(loc, op, "the value written depends on no input; an output must "
+                    "be computed from at least one input tensor");
+  return id;
+}
+
+Tensor Builder::output(const std::string &name, Operand value,
+                       std::source_location loc) {
+  std::string op = fmt::format("output('{}')", name);
+  BuilderState &s = stateOf({&value}, op);
+  if (&s != state.get())
+    s.fail(loc, op, "the value belongs to another kernel");
+  int id = storedValue(s, value, op, loc);
+  const Node &n = s.node(id);
+  Tensor t = declare(s, state, name, n.dtype, n.isRow ? s.k.domain : Len(1),
+                     n.isRow ? Layout::Rows : Layout::RowScalar, false, loc, op);
+  s.k.tensors[t.index].isWritten = true;
+  s.k.stores.push_back(Store{t.index, id, 0, 1, SourceLoc::from(loc)});
+  return t;
+}
+
+void Builder::store(const Tensor &dst, Operand value,
+                    std::source_location loc) {
+  if (!dst.state)
+    state->fail(loc, "store()", "the destination is an empty Tensor");
+  if (dst.state == state &&
+      state->k.tensors[dst.index].rowLength != state->k.domain)
+    state->fail(loc, "store()",
+                fmt::format("the value has {} elements but a row of '{}' has "
+                            "{}; use storeSlice() to write part of a row",
+                            state->lenStr(state->k.domain), dst.name(),
+                            state->lenStr(state->k.tensors[dst.index].rowLength)));
+  storeSlice(dst, 0, 1, value, loc);
+}
+
+void Builder::storeSlice(const Tensor &dst, Len start, int64_t stride,
+                         Operand value, std::source_location loc) {
+  if (!dst.state)
+    state->fail(loc, "store()", "the destination is an empty Tensor");
+  std::string op = fmt::format("store into '{}'", dst.name());
+  BuilderState &s = stateOf({&value}, op);
+  if (dst.state.get() != state.get() || &s != state.get())
+    state->fail(loc, op, "the destination or value belongs to another kernel");
+  s.checkLenDims(start, loc, op);
+  int id = storedValue(s, value, op, loc);
+  TensorDecl &t = s.k.tensors[dst.index];
+  const Node &n = s.node(id);
+  if (t.layout != Layout::Rows || !t.isInput)
+    s.fail(loc, op,
+           fmt::format("only [rows, n] inputs can be written in place; '{}' "
+                       "is {}",
+                       t.name, t.isInput ? "shared by all rows" : "an output"));
+  if (!n.isRow)
+    s.fail(loc, op, "a per-row scalar cannot be written over a row; combine "
+                    "it with a row value first");
+  if (n.dtype != t.dtype)
+    s.fail(loc, op,
+           fmt::format("the value is {} but '{}' holds {}; write "
+                       "value.to(DType::{}) to convert explicitly",
+                       dtypeStr(n.dtype), t.name, dtypeStr(t.dtype),
+                       dtypeStr(t.dtype)));
+  if (stride < 1)
+    s.fail(loc, op, fmt::format("the stride must be >= 1 but is {}", stride));
+  Len last = start + (s.k.domain - 1) * stride + 1;
+  if (!Len(0).provablyLE(start) || !last.provablyLE(t.rowLength))
+    s.fail(loc, op,
+           fmt::format("elements up to {} are written but a row of '{}' has "
+                       "{}",
+                       s.lenStr(last), t.name, s.lenStr(t.rowLength)));
+  for (const Store &st : s.k.stores)
+    if (st.tensor == dst.index)
+      s.fail(loc, op,
+             fmt::format("'{}' is already written by the store at {}; write "
+                         "each tensor once",
+                         t.name, st.loc.str()));
+  t.isWritten = true;
+  s.k.stores.push_back(Store{dst.index, id, start, stride, SourceLoc::from(loc)});
+}
+
+Kernel Builder::build(std::source_location loc) {
+  state->checkUsable(loc, "build()");
+  if (state->k.stores.empty())
+    state->fail(loc, "build()",
+                "the kernel writes nothing; add an output() or a store()");
+  state->built = true;
+  return state->k;
+}
+
+Expr operator+(Operand a, Operand b) { return binary(BinaryOp::Add, a, b); }
+Expr operator-(Operand a, Operand b) { return binary(BinaryOp::Sub, a, b); }
+Expr operator*(Operand a, Operand b) { return binary(BinaryOp::Mul, a, b); }
+Expr operator/(Operand a, Operand b) { return binary(BinaryOp::Div, a, b); }
+Expr operator-(Operand a) { return unary(UnaryOp::Neg, a); }
+Expr operator<(Operand a, Operand b) { return binary(BinaryOp::Lt, a, b); }
+Expr operator<=(Operand a, Operand b) { return binary(BinaryOp::Le, a, b); }
+Expr operator>(Operand a, Operand b) { return binary(BinaryOp::Gt, a, b); }
+Expr operator>=(Operand a, Operand b) { return binary(BinaryOp::Ge, a, b); }
+Expr operator==(Operand a, Operand b) { return binary(BinaryOp::Eq, a, b); }
+Expr operator!=(Operand a, Operand b) { return binary(BinaryOp::Ne, a, b); }
+Expr max(Operand a, Operand b) { return binary(BinaryOp::Max, a, b); }
+Expr min(Operand a, Operand b) { return binary(BinaryOp::Min, a, b); }
+Expr abs(Operand a) { return unary(UnaryOp::Abs, a); }
+Expr exp(Operand a) { return unary(UnaryOp::Exp, a); }
+Expr log(Operand a) { return unary(UnaryOp::Log, a); }
+Expr sqrt(Operand a) { return unary(UnaryOp::Sqrt, a); }
+Expr rsqrt(Operand a) { return unary(UnaryOp::Rsqrt, a); }
+Expr tanh(Operand a) { return unary(UnaryOp::Tanh, a); }
+Expr erf(Operand a) { return unary(UnaryOp::Erf, a); }
+Expr sigmoid(Operand a) { return unary(UnaryOp::Sigmoid, a); }
+Expr sum(Operand a) { return reduction(ReduceOp::Sum, a); }
+Expr mean(Operand a) { return reduction(ReduceOp::Mean, a); }
+Expr amax(Operand a) { return reduction(ReduceOp::Max, a); }
+Expr amin(Operand a) { return reduction(ReduceOp::Min, a); }
+
+Expr select(Operand cond, Operand a, Operand b) {
+  std::string op = "select()";
+  BuilderState &s = stateOf({&cond, &a, &b}, op);
+  if (cond.isNumber || operandType(s, cond) != DType::Bool)
+    s.fail(cond.loc, op,
+           "the condition must be a comparison such as (x > 0)");
+  DType t = promote(s, a, b, op);
+  int ic = resolve(s, cond, DType::Bool, op);
+  int ia = operandFor(s, a, t, op), ib = operandFor(s, b, t, op);
+  Node n{};
+  n.kind = NodeKind::Select;
+  n.dtype = t;
+  n.operands = {ic, ia, ib};
+  n.isRow = s.node(ic).isRow || s.node(ia).isRow || s.node(ib).isRow;
+  n.isWeak = s.node(ia).isWeak && s.node(ib).isWeak && s.node(ic).isWeak;
+  n.loc = SourceLoc::from(cond.loc);
+  return Expr(sharedOf(cond), s.add(n));
+}
+
+} // namespace kgen

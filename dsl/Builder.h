@@ -1,0 +1,165 @@
+//===- Builder.h - The kgen embedded DSL ------------------------*- C++ -*-===//
+//
+// Ops are written as PyTorch-like formulas over the row being processed:
+//
+//   Builder b("rmsnorm");
+//   Len hidden = b.dim("hidden");
+//   Tensor x = b.input("x", dt, hidden);       // [rows, hidden]
+//   Tensor w = b.vector("weight", dt, hidden); // [hidden], shared by all rows
+//   Expr eps = b.scalar("eps", DType::F32);
+//   Expr xf = x.to(DType::F32);
+//   b.output("y", w * (xf * rsqrt(mean(xf * xf) + eps)).to(dt));
+//   Kernel k = b.build();
+//
+// Every call records the caller's source line; misuse throws a UserError that
+// points at it. Types follow PyTorch: bf16/f16 math is done in f32 and
+// rounded to the operand dtype; a scalar parameter or literal does not widen
+// a tensor's dtype; mixed float dtypes promote (bf16 + f16 -> f32).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KGEN_DSL_BUILDER_H
+#define KGEN_DSL_BUILDER_H
+
+#include "dsl/Graph.h"
+
+#include <memory>
+#include <source_location>
+
+namespace kgen {
+
+namespace detail {
+struct BuilderState;
+} // namespace detail
+
+class Tensor;
+
+/// A value of the row program: a row (one value per domain element) or a
+/// per-row scalar.
+class Expr {
+public:
+  Expr() = default;
+  DType dtype() const;
+  bool isRow() const;
+  /// Converts with round-to-nearest-even (PyTorch's .to(dtype)).
+  Expr to(DType t,
+          std::source_location loc = std::source_location::current()) const;
+
+  // Internal.
+  Expr(std::shared_ptr<detail::BuilderState> s, int id)
+      : state(std::move(s)), id(id) {}
+  std::shared_ptr<detail::BuilderState> state;
+  int id = -1;
+};
+
+/// A declared tensor. Used as an Expr it reads the whole row (or the whole
+/// vector); slice() reads a strided view of it.
+class Tensor {
+public:
+  Tensor() = default;
+  /// Elements start, start+stride, ... (length of them) of the row.
+  Expr slice(Len start, Len length, int64_t stride = 1,
+             std::source_location loc = std::source_location::current()) const;
+  Expr to(DType t,
+          std::source_location loc = std::source_location::current()) const;
+  const std::string &name() const;
+
+  // Internal.
+  Tensor(std::shared_ptr<detail::BuilderState> s, int index)
+      : state(std::move(s)), index(index) {}
+  std::shared_ptr<detail::BuilderState> state;
+  int index = -1;
+};
+
+/// An operand of a DSL function: an Expr, a whole Tensor or a number, with the
+/// line it was written on.
+struct Operand {
+  Operand(const Expr &e,
+          std::source_location l = std::source_location::current())
+      : expr(e), loc(l) {}
+  Operand(const Tensor &t,
+          std::source_location l = std::source_location::current())
+      : tensor(t), isTensor(true), loc(l) {}
+  Operand(double v, std::source_location l = std::source_location::current())
+      : number(v), isNumber(true), loc(l) {}
+  Operand(int v, std::source_location l = std::source_location::current())
+      : number(v), isNumber(true), loc(l) {}
+
+  Expr expr;
+  Tensor tensor;
+  double number = 0;
+  bool isTensor = false;
+  bool isNumber = false;
+  std::source_location loc;
+};
+
+class Builder {
+public:
+  explicit Builder(std::string name,
+                   std::source_location loc = std::source_location::current());
+
+  /// A symbolic size. Kernels are specialized on its value when it is known
+  /// at compile time, and take it as an argument otherwise.
+  Len dim(const std::string &name,
+          std::source_location loc = std::source_location::current());
+  /// A [rows, rowLength] input; row r of it is visible to row program r.
+  Tensor input(const std::string &name, DType dtype, Len rowLength,
+               std::source_location loc = std::source_location::current());
+  /// A [length] input shared by every row (a weight or a bias).
+  Tensor vector(const std::string &name, DType dtype, Len length,
+                std::source_location loc = std::source_location::current());
+  /// A scalar kernel parameter (eps, a quantization scale).
+  Expr scalar(const std::string &name, DType dtype,
+              std::source_location loc = std::source_location::current());
+  /// A new output holding `value` for each row: [rows, domain] for a row
+  /// value, [rows] for a per-row scalar. Its dtype is the value's.
+  Tensor output(const std::string &name, Operand value,
+                std::source_location loc = std::source_location::current());
+  /// Writes `value` over the whole row of the input `dst` (in place). The
+  /// row is read before it is written.
+  void store(const Tensor &dst, Operand value,
+             std::source_location loc = std::source_location::current());
+  /// Writes `value` into a strided view of row r of `dst`.
+  void storeSlice(const Tensor &dst, Len start, int64_t stride, Operand value,
+                  std::source_location loc = std::source_location::current());
+
+  /// Validates and returns the kernel. The builder must not be used after.
+  Kernel build(std::source_location loc = std::source_location::current());
+
+private:
+  std::shared_ptr<detail::BuilderState> state;
+};
+
+// Elementwise math. bf16/f16 operands are computed in f32 and rounded back.
+Expr operator+(Operand a, Operand b);
+Expr operator-(Operand a, Operand b);
+Expr operator*(Operand a, Operand b);
+Expr operator/(Operand a, Operand b);
+Expr operator-(Operand a);
+Expr operator<(Operand a, Operand b);
+Expr operator<=(Operand a, Operand b);
+Expr operator>(Operand a, Operand b);
+Expr operator>=(Operand a, Operand b);
+Expr operator==(Operand a, Operand b);
+Expr operator!=(Operand a, Operand b);
+Expr max(Operand a, Operand b);
+Expr min(Operand a, Operand b);
+Expr select(Operand cond, Operand a, Operand b);
+Expr abs(Operand a);
+Expr exp(Operand a);
+Expr log(Operand a);
+Expr sqrt(Operand a);
+Expr rsqrt(Operand a);
+Expr tanh(Operand a);
+Expr erf(Operand a);
+Expr sigmoid(Operand a);
+
+// Reductions over the row; the result is a per-row scalar of the operand's
+// dtype that broadcasts back when combined with a row.
+Expr sum(Operand a);
+Expr mean(Operand a);
+Expr amax(Operand a);
+Expr amin(Operand a);
+
+} // namespace kgen
+
+#endif // KGEN_DSL_BUILDER_H

@@ -1,0 +1,109 @@
+//===- Graph.h - The built form of a kgen kernel ----------------*- C++ -*-===//
+//
+// A Kernel is the validated expression graph a Builder produces: the input of
+// both the interpreter (the spec) and the code generator. It is plain data.
+//
+// The model (docs/design.md): a kernel runs one "row program" per row index r
+// in [0, rows). Row values are vectors over one domain [0, domain); per-row
+// scalars are single values. Loads read a strided view of a tensor's row r
+// (or of a vector shared by all rows); stores write a row value or a per-row
+// scalar back.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KGEN_DSL_GRAPH_H
+#define KGEN_DSL_GRAPH_H
+
+#include "dsl/DType.h"
+#include "dsl/Error.h"
+#include "dsl/Len.h"
+
+#include <string>
+#include <vector>
+
+namespace kgen {
+
+/// How a tensor is indexed by the row program.
+enum class Layout : uint8_t {
+  Rows,      ///< [rows, rowLength]: row r is read/written; a row pitch is a
+             ///< run-time argument.
+  Vector,    ///< [rowLength]: the same vector for every row (weights, biases).
+  RowScalar, ///< [rows]: one element per row (per-row scales).
+};
+
+struct TensorDecl {
+  std::string name;
+  DType dtype;
+  Layout layout;
+  Len rowLength; ///< Elements in one row (RowScalar: 1).
+  bool isInput;  ///< Declared by input()/vector(); else by output().
+  bool isRead = false;
+  bool isWritten = false;
+  SourceLoc loc;
+};
+
+struct ParamDecl {
+  std::string name;
+  DType dtype;
+  SourceLoc loc;
+};
+
+enum class NodeKind : uint8_t {
+  Load,   ///< tensor view -> row value (or per-row scalar for RowScalar)
+  Param,  ///< kernel scalar parameter
+  Const,  ///< literal
+  Unary,  ///< elementwise math
+  Binary, ///< elementwise arithmetic / comparison
+  Select, ///< cond ? a : b
+  Cast,   ///< dtype conversion with round-to-nearest-even
+  Reduce, ///< row value -> per-row scalar
+};
+
+enum class UnaryOp : uint8_t { Neg, Abs, Exp, Log, Sqrt, Rsqrt, Tanh, Erf, Sigmoid };
+enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, Max, Min, Lt, Le, Gt, Ge, Eq, Ne };
+enum class ReduceOp : uint8_t { Sum, Mean, Max, Min };
+
+const char *name(UnaryOp op);
+const char *name(BinaryOp op);
+const char *name(ReduceOp op);
+bool isComparison(BinaryOp op);
+
+struct Node {
+  NodeKind kind;
+  DType dtype;
+  bool isRow;  ///< A value per domain element; else one per row.
+  bool isWeak; ///< A parameter or literal: does not promote a tensor's dtype.
+  std::vector<int> operands;
+  UnaryOp unary = UnaryOp::Neg;
+  BinaryOp binary = BinaryOp::Add;
+  ReduceOp reduce = ReduceOp::Sum;
+  double constant = 0; ///< Const
+  int index = -1;      ///< Load: tensor index; Param: param index
+  Len start;           ///< Load: first element of the view in the row
+  int64_t stride = 1;  ///< Load: element step of the view
+  SourceLoc loc;
+};
+
+/// Writes node `value` into tensor `tensor`: row values to elements
+/// start + i*stride of row r, per-row scalars to element r of a RowScalar.
+struct Store {
+  int tensor;
+  int value;
+  Len start;
+  int64_t stride = 1;
+  SourceLoc loc;
+};
+
+struct Kernel {
+  std::string name;
+  std::vector<std::string> dims;
+  std::vector<TensorDecl> tensors;
+  std::vector<ParamDecl> params;
+  std::vector<Node> nodes; ///< Topologically ordered: operands come first.
+  std::vector<Store> stores;
+  Len domain; ///< Length of every row value.
+  SourceLoc loc;
+};
+
+} // namespace kgen
+
+#endif // KGEN_DSL_GRAPH_H

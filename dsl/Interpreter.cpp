@@ -1,0 +1,468 @@
+//===- Interpreter.cpp - The reference semantics of a kgen kernel ---------===//
+#include "dsl/Interpreter.h"
+
+#include "dsl/Float.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+namespace kgen {
+namespace {
+
+[[noreturn]] void bad(const Kernel &k, const std::string &what) {
+  throw std::invalid_argument(
+      fmt::format("kgen::interpret: kernel '{}': {}", k.name, what));
+}
+
+std::string tensorName(const Kernel &k, int t) {
+  return fmt::format("tensor '{}' (index {})", k.tensors[t].name, t);
+}
+
+int64_t toI64(double v) {
+  if (std::isnan(v))
+    return 0;
+  if (v >= 0x1p63)
+    return std::numeric_limits<int64_t>::max();
+  if (v < -0x1p63)
+    return std::numeric_limits<int64_t>::min();
+  return (int64_t)v;
+}
+
+/// Wraps an int64 result to the width of t (two's complement).
+double wrapInt(DType t, int64_t v) {
+  if (t == DType::I32)
+    return (double)(int32_t)(uint32_t)(uint64_t)v;
+  return (double)v;
+}
+
+/// torch.maximum / torch.minimum: NaN propagates; max(-0,+0) = +0.
+double fmaxNaN(double a, double b) {
+  if (std::isnan(a) || std::isnan(b))
+    return std::numeric_limits<double>::quiet_NaN();
+  if (a == b)
+    return std::signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+double fminNaN(double a, double b) {
+  if (std::isnan(a) || std::isnan(b))
+    return std::numeric_limits<double>::quiet_NaN();
+  if (a == b)
+    return std::signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+
+double unaryOp(UnaryOp op, DType t, double x) {
+  if (isInt(t)) {
+    int64_t i = toI64(x);
+    switch (op) {
+    case UnaryOp::Neg:
+      return wrapInt(t, (int64_t)(0 - (uint64_t)i));
+    case UnaryOp::Abs:
+      return wrapInt(t, i < 0 ? (int64_t)(0 - (uint64_t)i) : i);
+    default:
+      break; // transcendental on an int: computed in double below
+    }
+  }
+  switch (op) {
+  case UnaryOp::Neg:
+    return -x;
+  case UnaryOp::Abs:
+    return std::fabs(x);
+  case UnaryOp::Exp:
+    return std::exp(x);
+  case UnaryOp::Log:
+    return std::log(x);
+  case UnaryOp::Sqrt:
+    return std::sqrt(x);
+  case UnaryOp::Rsqrt:
+    return 1.0 / std::sqrt(x);
+  case UnaryOp::Tanh:
+    return std::tanh(x);
+  case UnaryOp::Erf:
+    return std::erf(x);
+  case UnaryOp::Sigmoid:
+    return 1.0 / (1.0 + std::exp(-x));
+  }
+  return x;
+}
+
+/// `t` is the operands' dtype (the node's, except for comparisons).
+double binaryOp(BinaryOp op, DType t, double a, double b) {
+  switch (op) {
+  case BinaryOp::Lt:
+    return a < b;
+  case BinaryOp::Le:
+    return a <= b;
+  case BinaryOp::Gt:
+    return a > b;
+  case BinaryOp::Ge:
+    return a >= b;
+  case BinaryOp::Eq:
+    return a == b;
+  case BinaryOp::Ne:
+    return a != b;
+  default:
+    break;
+  }
+  if (isInt(t)) {
+    int64_t x = toI64(a), y = toI64(b);
+    uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
+    int64_t r = 0;
+    switch (op) {
+    case BinaryOp::Add:
+      r = (int64_t)(ux + uy);
+      break;
+    case BinaryOp::Sub:
+      r = (int64_t)(ux - uy);
+      break;
+    case BinaryOp::Mul:
+      r = (int64_t)(ux * uy);
+      break;
+    case BinaryOp::Div:
+      if (y == 0)
+        r = 0;
+      else if (x == std::numeric_limits<int64_t>::min() && y == -1)
+        r = x; // wraps
+      else
+        r = x / y; // truncates toward zero
+      break;
+    case BinaryOp::Max:
+      r = x > y ? x : y;
+      break;
+    case BinaryOp::Min:
+      r = x < y ? x : y;
+      break;
+    default:
+      break;
+    }
+    return wrapInt(t, r);
+  }
+  switch (op) {
+  case BinaryOp::Add:
+    return a + b;
+  case BinaryOp::Sub:
+    return a - b;
+  case BinaryOp::Mul:
+    return a * b;
+  case BinaryOp::Div:
+    return a / b;
+  case BinaryOp::Max:
+    return fmaxNaN(a, b);
+  case BinaryOp::Min:
+    return fminNaN(a, b);
+  default:
+    return 0;
+  }
+}
+
+/// Everything interpret() needs, checked once.
+struct Plan {
+  int64_t domain = 0;
+  std::vector<int64_t> rowLength;  ///< By tensor.
+  std::vector<int64_t> rowStride;  ///< By tensor (Rows layout).
+  std::vector<int64_t> viewStart;  ///< By node (Load) / store.
+  std::vector<int64_t> storeStart;
+  std::vector<bool> isRow;         ///< By node, derived from the structure.
+};
+
+int operandCount(NodeKind kind) {
+  switch (kind) {
+  case NodeKind::Load:
+  case NodeKind::Param:
+  case NodeKind::Const:
+    return 0;
+  case NodeKind::Unary:
+  case NodeKind::Cast:
+  case NodeKind::Reduce:
+    return 1;
+  case NodeKind::Binary:
+    return 2;
+  case NodeKind::Select:
+    return 3;
+  }
+  return -1;
+}
+
+/// Checks a view [start, start + (n-1)*stride] against a row.
+void checkView(const Kernel &k, int tensor, int64_t start, int64_t stride,
+               int64_t n, int64_t rowLength, const std::string &what) {
+  if (stride < 1 || start < 0 || start + (n - 1) * stride >= rowLength)
+    bad(k, fmt::format("malformed kernel: {} of {} covers elements {} to {} "
+                       "(stride {}) of a row of {}",
+                       what, tensorName(k, tensor), start,
+                       start + (n - 1) * stride, stride, rowLength));
+}
+
+Plan check(const Kernel &k, const Bindings &b) {
+  Plan p;
+  if (b.dims.size() != k.dims.size())
+    bad(k, fmt::format("Bindings::dims has {} values but the kernel has {} "
+                       "dims",
+                       b.dims.size(), k.dims.size()));
+  for (size_t d = 0; d < k.dims.size(); ++d)
+    if (b.dims[d] < 1)
+      bad(k, fmt::format("dim '{}' is {}; dims must be >= 1", k.dims[d],
+                         b.dims[d]));
+  if (b.rows < 0)
+    bad(k, fmt::format("rows is {}; it must be >= 0", b.rows));
+  if (b.tensors.size() != k.tensors.size())
+    bad(k, fmt::format("Bindings::tensors has {} entries but the kernel has "
+                       "{} tensors",
+                       b.tensors.size(), k.tensors.size()));
+  if (b.params.size() != k.params.size())
+    bad(k, fmt::format("Bindings::params has {} values but the kernel has {} "
+                       "scalar params",
+                       b.params.size(), k.params.size()));
+
+  for (size_t t = 0; t < k.tensors.size(); ++t) {
+    const TensorDecl &decl = k.tensors[t];
+    const HostTensor &h = b.tensors[t];
+    int64_t len = decl.layout == Layout::RowScalar ? 1
+                                                   : decl.rowLength.eval(b.dims);
+    if (len < 1)
+      bad(k, fmt::format("malformed kernel: {} has a row length of {}",
+                         tensorName(k, (int)t), len));
+    p.rowLength.push_back(len);
+    if (b.rows > 0 && !h.data)
+      bad(k, fmt::format("{} has null data but rows = {}",
+                         tensorName(k, (int)t), b.rows));
+    int64_t stride = len;
+    if (decl.layout == Layout::Rows && h.rowStride > 0) {
+      if (h.rowStride < len)
+        bad(k, fmt::format("{} has rowStride {} but its rows have {} "
+                           "elements; the row stride must be >= the row "
+                           "length (or <= 0 for contiguous)",
+                           tensorName(k, (int)t), h.rowStride, len));
+      stride = h.rowStride;
+    }
+    p.rowStride.push_back(stride);
+  }
+
+  bool anyRow = false;
+  p.isRow.resize(k.nodes.size());
+  p.viewStart.resize(k.nodes.size());
+  for (size_t i = 0; i < k.nodes.size(); ++i) {
+    const Node &n = k.nodes[i];
+    if ((int)n.operands.size() != operandCount(n.kind))
+      bad(k, fmt::format("malformed kernel: node {} has {} operands", i,
+                         n.operands.size()));
+    bool row = false;
+    for (int o : n.operands) {
+      if (o < 0 || o >= (int)i)
+        bad(k, fmt::format("malformed kernel: node {} uses node {}, which "
+                           "does not come before it",
+                           i, o));
+      row |= p.isRow[o];
+    }
+    switch (n.kind) {
+    case NodeKind::Load:
+      if (n.index < 0 || n.index >= (int)k.tensors.size())
+        bad(k, fmt::format("malformed kernel: node {} loads tensor {}", i,
+                           n.index));
+      row = k.tensors[n.index].layout != Layout::RowScalar;
+      break;
+    case NodeKind::Param:
+      if (n.index < 0 || n.index >= (int)k.params.size())
+        bad(k, fmt::format("malformed kernel: node {} reads param {}", i,
+                           n.index));
+      break;
+    case NodeKind::Reduce:
+      if (!p.isRow[n.operands[0]])
+        bad(k, fmt::format("malformed kernel: node {} reduces a per-row "
+                           "scalar",
+                           i));
+      row = false;
+      break;
+    default:
+      break;
+    }
+    p.isRow[i] = row;
+    anyRow |= row;
+  }
+  for (const Store &s : k.stores)
+    if (s.tensor < 0 || s.tensor >= (int)k.tensors.size() || s.value < 0 ||
+        s.value >= (int)k.nodes.size())
+      bad(k, "malformed kernel: a store names a tensor or node that does not "
+             "exist");
+
+  if (anyRow) {
+    p.domain = k.domain.eval(b.dims);
+    if (p.domain < 1)
+      bad(k, fmt::format("malformed kernel: the row domain is {}", p.domain));
+  }
+  for (size_t i = 0; i < k.nodes.size(); ++i) {
+    const Node &n = k.nodes[i];
+    if (n.kind != NodeKind::Load ||
+        k.tensors[n.index].layout == Layout::RowScalar)
+      continue;
+    p.viewStart[i] = n.start.eval(b.dims);
+    checkView(k, n.index, p.viewStart[i], n.stride, p.domain,
+              p.rowLength[n.index], fmt::format("the load of node {}", i));
+  }
+  for (const Store &s : k.stores) {
+    Layout layout = k.tensors[s.tensor].layout;
+    bool row = p.isRow[s.value];
+    if (row && layout != Layout::Rows)
+      bad(k, fmt::format("malformed kernel: a row value is stored into {}, "
+                         "which is not a [rows, n] tensor",
+                         tensorName(k, s.tensor)));
+    if (!row && layout != Layout::RowScalar)
+      bad(k, fmt::format("malformed kernel: a per-row scalar is stored into "
+                         "{}, which is not a per-row scalar tensor",
+                         tensorName(k, s.tensor)));
+    int64_t start = row ? s.start.eval(b.dims) : 0;
+    if (row)
+      checkView(k, s.tensor, start, s.stride, p.domain, p.rowLength[s.tensor],
+                "a store");
+    p.storeStart.push_back(start);
+  }
+  return p;
+}
+
+} // namespace
+
+void interpret(const Kernel &k, const Bindings &b) {
+  const Plan p = check(k, b);
+  const size_t numNodes = k.nodes.size();
+
+  // vals[i] holds node i's value for the current row: domain elements for a
+  // row value, one for a per-row scalar. Row-independent nodes (params,
+  // constants) are evaluated once.
+  std::vector<std::vector<double>> vals(numNodes);
+  for (size_t i = 0; i < numNodes; ++i)
+    vals[i].assign(p.isRow[i] ? (size_t)p.domain : 1, 0.0);
+
+  auto elem = [&](int node, int64_t i) -> double {
+    return vals[node][p.isRow[node] ? i : 0];
+  };
+  auto addr = [&](int t, int64_t element) -> char * {
+    return (char *)b.tensors[t].data + element * sizeInBytes(k.tensors[t].dtype);
+  };
+
+  for (int64_t r = 0; r < b.rows; ++r) {
+    for (size_t i = 0; i < numNodes; ++i) {
+      const Node &n = k.nodes[i];
+      std::vector<double> &out = vals[i];
+      const int64_t len = (int64_t)out.size();
+      switch (n.kind) {
+      case NodeKind::Load: {
+        const TensorDecl &t = k.tensors[n.index];
+        int64_t base = r;
+        switch (t.layout) {
+        case Layout::Rows:
+          base = r * p.rowStride[n.index] + p.viewStart[i];
+          break;
+        case Layout::Vector:
+          base = p.viewStart[i];
+          break;
+        case Layout::RowScalar:
+          base = r;
+          break;
+        }
+        for (int64_t e = 0; e < len; ++e) {
+          double v = decode(t.dtype, addr(n.index, base + e * n.stride));
+          out[e] = t.dtype == n.dtype ? v : roundTo(n.dtype, v);
+        }
+        break;
+      }
+      case NodeKind::Param:
+        out[0] = roundTo(n.dtype,
+                         roundTo(k.params[n.index].dtype, b.params[n.index]));
+        break;
+      case NodeKind::Const:
+        out[0] = roundTo(n.dtype, n.constant);
+        break;
+      case NodeKind::Unary:
+        for (int64_t e = 0; e < len; ++e)
+          out[e] = roundTo(n.dtype,
+                           unaryOp(n.unary, n.dtype, elem(n.operands[0], e)));
+        break;
+      case NodeKind::Binary: {
+        DType opType = k.nodes[n.operands[0]].dtype;
+        for (int64_t e = 0; e < len; ++e)
+          out[e] = roundTo(n.dtype,
+                           binaryOp(n.binary, opType, elem(n.operands[0], e),
+                                    elem(n.operands[1], e)));
+        break;
+      }
+      case NodeKind::Select:
+        for (int64_t e = 0; e < len; ++e)
+          out[e] = roundTo(n.dtype, elem(n.operands[0], e) != 0
+                                        ? elem(n.operands[1], e)
+                                        : elem(n.operands[2], e));
+        break;
+      case NodeKind::Cast:
+        for (int64_t e = 0; e < len; ++e)
+          out[e] = roundTo(n.dtype, elem(n.operands[0], e));
+        break;
+      case NodeKind::Reduce: {
+        const std::vector<double> &in = vals[n.operands[0]];
+        double acc = in[0];
+        if (n.reduce == ReduceOp::Sum || n.reduce == ReduceOp::Mean) {
+          acc = 0;
+          for (double v : in)
+            acc += v;
+          if (n.reduce == ReduceOp::Mean)
+            acc /= (double)in.size();
+        } else {
+          for (size_t e = 1; e < in.size(); ++e)
+            acc = n.reduce == ReduceOp::Max ? fmaxNaN(acc, in[e])
+                                            : fminNaN(acc, in[e]);
+        }
+        out[0] = roundTo(n.dtype, acc);
+        break;
+      }
+      }
+    }
+
+    // Stores, after the whole row has been evaluated.
+    for (size_t s = 0; s < k.stores.size(); ++s) {
+      const Store &st = k.stores[s];
+      const TensorDecl &t = k.tensors[st.tensor];
+      const std::vector<double> &v = vals[st.value];
+      if (t.layout == Layout::RowScalar) {
+        encode(t.dtype, v[0], addr(st.tensor, r));
+        continue;
+      }
+      int64_t base = r * p.rowStride[st.tensor] + p.storeStart[s];
+      for (int64_t e = 0; e < (int64_t)v.size(); ++e)
+        encode(t.dtype, v[e], addr(st.tensor, base + e * st.stride));
+    }
+  }
+}
+
+Tolerance defaultTolerance(DType outDtype) {
+  switch (outDtype) {
+  case DType::F32:
+    return {1e-5, 1e-5};
+  case DType::F16:
+    return {1e-3, 0x1p-9};
+  case DType::BF16:
+    return {1e-2, 0x1p-6};
+  case DType::F8E4M3:
+    return {0x1p-6, 0x1p-2};
+  case DType::F8E5M2:
+    return {0x1p-14, 0x1p-1};
+  case DType::I32:
+  case DType::I64:
+  case DType::Bool:
+    return {0, 0};
+  }
+  return {0, 0};
+}
+
+bool withinTolerance(DType t, double got, double ref, Tolerance tol) {
+  if (std::isnan(got) || std::isnan(ref))
+    return std::isnan(got) && std::isnan(ref);
+  if (std::isinf(got) || std::isinf(ref))
+    return got == ref;
+  if (!isFloat(t))
+    return got == ref;
+  return std::fabs(got - ref) <= tol.atol + tol.rtol * std::fabs(ref);
+}
+
+} // namespace kgen

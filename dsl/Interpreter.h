@@ -1,0 +1,90 @@
+//===- Interpreter.h - The reference semantics of a kgen kernel -*- C++ -*-===//
+//
+// THE SPEC of what a kernel computes. It runs a Kernel on host memory and
+// shares no code with the MLIR lowering.
+//
+// Per row r in [0, rows), the nodes are evaluated in order. Every value is a
+// double already rounded to its node's dtype (roundTo in Float.h): each
+// Unary/Binary/Select/Cast/Reduce result is computed in double from its
+// (rounded) operands and rounded once to the node dtype; f16/bf16/fp8 round
+// through f32, as PyTorch and the GPU do. Reductions sum in double. All
+// stores of a row happen after the whole row is evaluated, so an in-place
+// store never changes what the same row reads.
+//
+// Accuracy contract: elementwise + - * / and casts are correctly rounded on
+// both sides, so they agree exactly. The GPU computes exp/log/tanh/erf/
+// rsqrt/... with libdevice (<= 2 ulp in f32) and sums in f32 in another
+// order; rounded to a narrow output dtype, those differences can flip a
+// rounding. So a correct kernel's output agrees with interpret() within
+// defaultTolerance(output dtype): |got - ref| <= atol + rtol * |ref|, where
+// rtol is 2 ulp of the output dtype relative to the bottom of a binade
+// (2^(1-mantissa bits)) and atol covers values near zero (where relative
+// error is meaningless). f32 is looser than 2 ulp (1e-5) because of the
+// reduction order over long rows and libdevice's error feeding later ops.
+//
+// Integer arithmetic: computed in int64 and wrapped to the node's width (as
+// the GPU's add.s32 does); Div truncates toward zero and x / 0 = 0. Casts
+// float -> int truncate toward zero, saturate, and map NaN to 0. i64 values
+// are held in doubles, so they are exact up to 2^53.
+//
+// Special values: max/min and amax/amin propagate NaN (torch.maximum);
+// max(-0, +0) = +0, min(-0, +0) = -0; comparisons are false on NaN except
+// !=; sum/mean propagate NaN and Inf as IEEE does.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KGEN_DSL_INTERPRETER_H
+#define KGEN_DSL_INTERPRETER_H
+
+#include "dsl/Graph.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace kgen {
+
+/// A tensor in host memory, in its dtype's encoding (Float.h).
+struct HostTensor {
+  void *data = nullptr;
+  /// Elements between the starts of consecutive rows; <= 0 means the
+  /// tensor's row length (contiguous). Only Layout::Rows tensors use it: a
+  /// Vector is one row shared by all, a RowScalar holds element r for row r.
+  int64_t rowStride = 0;
+};
+
+struct Bindings {
+  std::vector<int64_t> dims;       ///< Value of each dim, by dim index.
+  int64_t rows = 0;
+  std::vector<HostTensor> tensors; ///< By tensor index (Kernel::tensors).
+  std::vector<double> params;      ///< By param index.
+};
+
+/// Runs the kernel on host memory. Throws std::invalid_argument (naming the
+/// kernel and the tensor/dim/param) for bad bindings: wrong vector sizes,
+/// null data while rows > 0, dims < 1, rowStride < row length, rows < 0;
+/// and for a malformed Kernel (a view outside a row, bad indices).
+void interpret(const Kernel &k, const Bindings &b);
+
+struct Tolerance {
+  double atol;
+  double rtol;
+};
+
+/// The tolerance of a correct GPU kernel against interpret() for an output
+/// of dtype outDtype (see the accuracy contract above):
+///   f32     atol 1e-5,  rtol 1e-5
+///   f16     atol 1e-3,  rtol 2^-9  (2 ulp: 10 mantissa bits)
+///   bf16    atol 1e-2,  rtol 2^-6  (2 ulp: 7 mantissa bits)
+///   f8e4m3  atol 2^-6,  rtol 2^-2  (2 ulp: 3 mantissa bits; atol = the
+///                                    smallest normal)
+///   f8e5m2  atol 2^-14, rtol 2^-1  (2 ulp: 2 mantissa bits; atol = the
+///                                    smallest normal)
+///   i32, i64, bool: exact (0, 0).
+Tolerance defaultTolerance(DType outDtype);
+
+/// |got - ref| <= atol + rtol * |ref|; integers and bool must be equal. NaN
+/// matches NaN (only); an Inf matches only the same Inf.
+bool withinTolerance(DType t, double got, double ref, Tolerance tol);
+
+} // namespace kgen
+
+#endif // KGEN_DSL_INTERPRETER_H

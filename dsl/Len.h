@@ -1,0 +1,56 @@
+//===- Len.h - Affine lengths over symbolic dims ----------------*- C++ -*-===//
+//
+// A Len is c0 + sum(ci * dim_i) with integer coefficients: the length of a row
+// ("hidden", "2*d") or an offset into one ("d"). Two Lens are equal when
+// their coefficients are, which is how the DSL checks that rows line up.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KGEN_DSL_LEN_H
+#define KGEN_DSL_LEN_H
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kgen {
+
+struct Len {
+  int64_t constant = 0;
+  std::map<int, int64_t> terms; ///< dim index -> coefficient, no zeros.
+
+  Len() = default;
+  Len(int64_t c) : constant(c) {} // NOLINT: a number is a length.
+  static Len dim(int index) {
+    Len l;
+    l.terms[index] = 1;
+    return l;
+  }
+
+  bool isConstant() const { return terms.empty(); }
+  bool operator==(const Len &o) const {
+    return constant == o.constant && terms == o.terms;
+  }
+  bool operator!=(const Len &o) const { return !(*this == o); }
+
+  Len operator+(const Len &o) const;
+  Len operator-(const Len &o) const;
+  Len operator*(int64_t k) const;
+
+  /// The value for the given dim values (dims[i] is dim i).
+  int64_t eval(const std::vector<int64_t> &dims) const;
+  /// Evaluates when every dim used has a value; nullopt otherwise.
+  std::optional<int64_t>
+  tryEval(const std::vector<std::optional<int64_t>> &dims) const;
+  /// "2*hidden+1", with the dims' names.
+  std::string str(const std::vector<std::string> &dimNames) const;
+  /// True when this <= o for every assignment of dims >= 1.
+  bool provablyLE(const Len &o) const;
+};
+
+inline Len operator*(int64_t k, const Len &l) { return l * k; }
+
+} // namespace kgen
+
+#endif // KGEN_DSL_LEN_H

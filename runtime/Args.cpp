@@ -1,0 +1,259 @@
+//===- Args.cpp - Check launch arguments and pick a variant ---------------===//
+
+#include "runtime/Args.h"
+
+#include <climits>
+#include <cstring>
+#include <type_traits>
+
+namespace kgen::rt {
+namespace {
+
+std::string hexAddress(uint64_t v) {
+  static const char *digits = "0123456789abcdef";
+  std::string s;
+  do {
+    s.insert(s.begin(), digits[v & 15]);
+    v >>= 4;
+  } while (v);
+  return "0x" + s;
+}
+
+template <typename Enum> int rawEnum(const Enum &e) {
+  std::underlying_type_t<Enum> v;
+  std::memcpy(&v, &e, sizeof(v));
+  return static_cast<int>(v);
+}
+
+class Binder {
+public:
+  Binder(const Spec &spec, std::string &err)
+      : spec(spec), err(err), prefix("kgen: " + spec.name() + ": ") {}
+
+  kgen_status bind(const kgen_arg *args, size_t nargs, int64_t rows,
+                   BoundArgs &out) {
+    size_t n = spec.params.size();
+    if (nargs != n)
+      return fail(KGEN_ERROR_INVALID_ARGUMENT, "expected " + std::to_string(n) +
+                                                   " arguments, got " +
+                                                   std::to_string(nargs));
+    if (n && !args)
+      return fail(KGEN_ERROR_INVALID_ARGUMENT, "args is NULL");
+    if (rows < 0)
+      return fail(KGEN_ERROR_INVALID_ARGUMENT,
+                  "rows is " + std::to_string(rows) + ", must be >= 0");
+    out.ptr.assign(n, 0);
+    out.stride.assign(n, 0);
+    out.integer.assign(n, 0);
+    out.real.assign(n, 0.0f);
+    out.rows = rows;
+    // Kinds, dtypes and values first: tensor row lengths need the dims.
+    for (size_t i = 0; i < n; ++i)
+      if (kgen_status st = bindValue(i, args[i], out))
+        return st;
+    for (size_t i = 0; i < n; ++i)
+      if (spec.params[i].kind == KGEN_ARG_TENSOR)
+        if (kgen_status st = bindTensor(i, args[i], out))
+          return st;
+    if (kgen_status st = selectVariant(out))
+      return st;
+    int64_t perBlock = spec.variants[out.variant].rowsPerBlock;
+    int64_t grid = rows / perBlock + (rows % perBlock != 0);
+    if (grid > INT32_MAX)
+      return fail(KGEN_ERROR_INVALID_ARGUMENT,
+                  "rows " + std::to_string(rows) + " needs " +
+                      std::to_string(grid) +
+                      " blocks, more than the grid limit of 2^31-1");
+    out.gridX = static_cast<uint32_t>(grid);
+    return KGEN_OK;
+  }
+
+private:
+  const Spec &spec;
+  std::string &err;
+  std::string prefix;
+
+  kgen_status fail(kgen_status st, const std::string &what) {
+    err = prefix + what;
+    return st;
+  }
+
+  std::string argName(size_t i) const {
+    return "argument '" + spec.params[i].name + "' (#" + std::to_string(i) +
+           ")";
+  }
+
+  kgen_status bindValue(size_t i, const kgen_arg &a, BoundArgs &out) {
+    const Param &p = spec.params[i];
+    // C callers may store any int in the enums; read them as ints, since an
+    // out-of-range enum value is undefined behaviour in C++.
+    int kind = rawEnum(a.kind), dtype = rawEnum(a.dtype);
+    if (kind != KGEN_ARG_TENSOR && kind != KGEN_ARG_SCALAR &&
+        kind != KGEN_ARG_DIM)
+      return fail(KGEN_ERROR_INVALID_ARGUMENT, argName(i) +
+                                                   " has an invalid kind (" +
+                                                   std::to_string(kind) + ")");
+    if (kind != p.kind)
+      return fail(KGEN_ERROR_INVALID_ARGUMENT,
+                  argName(i) + " is a " + argKindName(p.kind) + " but a " +
+                      argKindName(static_cast<kgen_arg_kind>(kind)) +
+                      " was passed");
+    if (p.kind != KGEN_ARG_DIM && dtype != p.dtype) {
+      std::string passed =
+          isValidDtype(dtype)
+              ? std::string(dtypeName(static_cast<kgen_dtype>(dtype)))
+              : "invalid dtype (" + std::to_string(dtype) + ")";
+      if (p.kind == KGEN_ARG_TENSOR)
+        return fail(KGEN_ERROR_INVALID_ARGUMENT,
+                    argName(i) + " is a tensor of " + dtypeName(p.dtype) +
+                        " but a " + passed + " tensor was passed");
+      return fail(KGEN_ERROR_INVALID_ARGUMENT,
+                  argName(i) + " is a " + dtypeName(p.dtype) +
+                      " scalar but a " + passed + " scalar was passed");
+    }
+    switch (p.kind) {
+    case KGEN_ARG_TENSOR:
+      break;
+    case KGEN_ARG_SCALAR:
+      if (p.dtype == KGEN_F32) {
+        out.real[i] = static_cast<float>(a.f);
+      } else {
+        if (p.dtype == KGEN_I32 && (a.i < INT32_MIN || a.i > INT32_MAX))
+          return fail(KGEN_ERROR_INVALID_ARGUMENT,
+                      argName(i) + " is an i32 scalar but " +
+                          std::to_string(a.i) + " does not fit in 32 bits");
+        out.integer[i] = a.i;
+      }
+      break;
+    case KGEN_ARG_DIM:
+      if (a.i <= 0)
+        return fail(KGEN_ERROR_INVALID_ARGUMENT,
+                    argName(i) + " is a dim and must be > 0, got " +
+                        std::to_string(a.i));
+      out.integer[i] = a.i;
+      break;
+    }
+    return KGEN_OK;
+  }
+
+  kgen_status bindTensor(size_t i, const kgen_arg &a, BoundArgs &out) {
+    const Param &p = spec.params[i];
+    int64_t elem = dtypeSize(p.dtype);
+    uint64_t addr = reinterpret_cast<uintptr_t>(a.ptr);
+    bool rowsAccess = p.access == Param::Access::Rows;
+    if (!addr && !(rowsAccess && out.rows == 0))
+      return fail(KGEN_ERROR_INVALID_ARGUMENT,
+                  argName(i) + " is a NULL pointer");
+    if (addr % elem)
+      return fail(KGEN_ERROR_MISALIGNED,
+                  argName(i) + " pointer " + hexAddress(addr) +
+                      " is not aligned to its element size (" +
+                      std::to_string(elem) + " bytes for " +
+                      dtypeName(p.dtype) + ")");
+    int64_t rowLength = p.rowLength.scale;
+    if (p.rowLength.dimParam >= 0) {
+      int64_t dim = out.integer[p.rowLength.dimParam];
+      if (dim > INT64_MAX / rowLength)
+        return fail(KGEN_ERROR_INVALID_ARGUMENT, argName(i) + " row length " +
+                                                     p.rowLength.text +
+                                                     " overflows int64");
+      rowLength *= dim;
+    }
+    int64_t stride = a.row_stride > 0 ? a.row_stride : rowLength;
+    if (stride < rowLength)
+      return fail(KGEN_ERROR_INVALID_ARGUMENT,
+                  argName(i) + " row_stride " + std::to_string(stride) +
+                      " is smaller than its row length " +
+                      std::to_string(rowLength) + " (" + p.rowLength.text +
+                      "): rows would overlap");
+    if (stride > INT64_MAX / elem)
+      return fail(KGEN_ERROR_INVALID_ARGUMENT, argName(i) + " row_stride " +
+                                                   std::to_string(stride) +
+                                                   " overflows int64 bytes");
+    out.ptr[i] = addr;
+    out.stride[i] = stride;
+    return KGEN_OK;
+  }
+
+  /// Why variant `v` does not fit, or "" if it does.
+  std::string rejectReason(const Variant &v, const BoundArgs &b) const {
+    for (const auto &[param, bytes] : v.tensorAlign) {
+      const Param &p = spec.params[param];
+      if (b.ptr[param] % bytes)
+        return "'" + p.name + "' pointer " + hexAddress(b.ptr[param]) +
+               " is not " + std::to_string(bytes) + "-byte aligned";
+      int64_t strideBytes = b.stride[param] * dtypeSize(p.dtype);
+      if (strideBytes % bytes)
+        return "'" + p.name + "' row stride of " + std::to_string(strideBytes) +
+               " bytes is not a multiple of " + std::to_string(bytes);
+    }
+    for (const auto &[param, multiple] : v.dimMultiple)
+      if (b.integer[param] % multiple)
+        return "dim '" + spec.params[param].name +
+               "' = " + std::to_string(b.integer[param]) +
+               " is not a multiple of " + std::to_string(multiple);
+    return "";
+  }
+
+  kgen_status selectVariant(BoundArgs &out) {
+    std::string reasons;
+    for (size_t v = 0; v < spec.variants.size(); ++v) {
+      std::string why = rejectReason(spec.variants[v], out);
+      if (why.empty()) {
+        out.variant = v;
+        return KGEN_OK;
+      }
+      reasons +=
+          (reasons.empty() ? "" : "; ") + spec.variants[v].entry + ": " + why;
+    }
+    return fail(KGEN_ERROR_MISALIGNED,
+                "no variant accepts these arguments (" + reasons + ")");
+  }
+};
+
+} // namespace
+
+kgen_status bindArgs(const Spec &spec, const kgen_arg *args, size_t nargs,
+                     int64_t rows, BoundArgs &out, std::string &err) {
+  return Binder(spec, err).bind(args, nargs, rows, out);
+}
+
+void packAbi(const Spec &spec, const Variant &variant, const BoundArgs &bound,
+             std::vector<uint64_t> &storage, std::vector<void *> &params) {
+  storage.assign(variant.abi.size(), 0);
+  params.resize(variant.abi.size());
+  for (size_t i = 0; i < variant.abi.size(); ++i) {
+    const AbiSlot &slot = variant.abi[i];
+    void *dst = &storage[i];
+    params[i] = dst;
+    switch (slot.kind) {
+    case AbiSlot::Kind::Ptr:
+      std::memcpy(dst, &bound.ptr[slot.param], sizeof(uint64_t));
+      break;
+    case AbiSlot::Kind::Stride:
+      std::memcpy(dst, &bound.stride[slot.param], sizeof(int64_t));
+      break;
+    case AbiSlot::Kind::Dim:
+      std::memcpy(dst, &bound.integer[slot.param], sizeof(int64_t));
+      break;
+    case AbiSlot::Kind::Rows:
+      std::memcpy(dst, &bound.rows, sizeof(int64_t));
+      break;
+    case AbiSlot::Kind::Scalar: {
+      // The driver reads exactly the PTX param's size from the slot's start.
+      kgen_dtype dtype = spec.params[slot.param].dtype;
+      if (dtype == KGEN_F32) {
+        std::memcpy(dst, &bound.real[slot.param], sizeof(float));
+      } else if (dtype == KGEN_I32) {
+        int32_t v = static_cast<int32_t>(bound.integer[slot.param]);
+        std::memcpy(dst, &v, sizeof(v));
+      } else {
+        std::memcpy(dst, &bound.integer[slot.param], sizeof(int64_t));
+      }
+      break;
+    }
+    }
+  }
+}
+
+} // namespace kgen::rt

@@ -1,0 +1,36 @@
+//===- ModuleCache.h - Loaded modules and functions -------------*- C++ -*-===//
+//
+// JIT-compiling PTX is slow, so modules are loaded once per (PTX text,
+// context) and kept for the life of the process; functions are cached per
+// (module, entry). One mutex guards it all.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KGEN_RUNTIME_MODULECACHE_H
+#define KGEN_RUNTIME_MODULECACHE_H
+
+#include "runtime/Driver.h"
+#include "runtime/Spec.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace kgen::rt {
+
+/// FNV-1a 64 of `text`: the cache key (entries also compare the full text).
+uint64_t hashText(std::string_view text);
+
+/// The CUfunction for `variant.entry` of `ptx` in the current context `ctx`,
+/// ready to launch with `variant`'s block and shared memory. Loads and caches
+/// as needed. On failure returns KGEN_ERROR_JIT (with the JIT log) or
+/// KGEN_ERROR_CUDA, with the reason in `err`.
+kgen_status getFunction(const Driver &d, CUcontext ctx,
+                        const std::shared_ptr<const std::string> &ptx,
+                        uint64_t ptxHash, const Variant &variant,
+                        CUfunction &out, std::string &err);
+
+} // namespace kgen::rt
+
+#endif // KGEN_RUNTIME_MODULECACHE_H

@@ -1,0 +1,522 @@
+//===- Spec.cpp - The kernel spec (JSON, version 1) -----------------------===//
+
+#include "runtime/Spec.h"
+
+#include "runtime/Json.h"
+
+#include <charconv>
+#include <climits>
+
+namespace kgen::rt {
+
+namespace {
+
+struct DtypeEntry {
+  const char *name;
+  kgen_dtype dtype;
+  int64_t size;
+};
+
+constexpr DtypeEntry Dtypes[] = {
+    {"f32", KGEN_F32, 4},       {"f16", KGEN_F16, 2},
+    {"bf16", KGEN_BF16, 2},     {"f8e4m3", KGEN_F8E4M3, 1},
+    {"f8e5m2", KGEN_F8E5M2, 1}, {"i32", KGEN_I32, 4},
+    {"i64", KGEN_I64, 8},
+};
+
+} // namespace
+
+bool isValidDtype(int dtype) { return dtype >= KGEN_F32 && dtype <= KGEN_I64; }
+
+const char *dtypeName(kgen_dtype dtype) {
+  for (const auto &e : Dtypes)
+    if (e.dtype == dtype)
+      return e.name;
+  return "<invalid dtype>";
+}
+
+int64_t dtypeSize(kgen_dtype dtype) {
+  for (const auto &e : Dtypes)
+    if (e.dtype == dtype)
+      return e.size;
+  return 0;
+}
+
+bool parseDtype(std::string_view name, kgen_dtype &out) {
+  for (const auto &e : Dtypes) {
+    if (name == e.name) {
+      out = e.dtype;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char *argKindName(kgen_arg_kind kind) {
+  switch (kind) {
+  case KGEN_ARG_TENSOR:
+    return "tensor";
+  case KGEN_ARG_SCALAR:
+    return "scalar";
+  case KGEN_ARG_DIM:
+    return "dim";
+  }
+  return "<invalid kind>";
+}
+
+int Spec::findParam(std::string_view name) const {
+  for (size_t i = 0; i < params.size(); ++i)
+    if (params[i].name == name)
+      return static_cast<int>(i);
+  return -1;
+}
+
+namespace {
+
+using json::Value;
+
+bool isIdentifier(std::string_view s) {
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9'))
+    return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+          (c >= '0' && c <= '9') || c == '_'))
+      return false;
+  return true;
+}
+
+bool isHex(std::string_view s) {
+  if (s.empty())
+    return false;
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+          (c >= 'A' && c <= 'F')))
+      return false;
+  return true;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ')
+    s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ')
+    s.remove_suffix(1);
+  return s;
+}
+
+/// Reads typed members of JSON objects; every message is prefixed with the
+/// path of the object ("params[2]", "variants[0].tensor_align", ...).
+class SpecReader {
+public:
+  explicit SpecReader(std::string &err) : err(err) {}
+
+  bool fail(const std::string &path, const std::string &what) {
+    err = path.empty() ? what : path + ": " + what;
+    return false;
+  }
+
+  const Value *member(const Value &obj, const std::string &path,
+                      const char *key, bool required) {
+    const Value *v = obj.find(key);
+    if (!v && required)
+      fail(path, std::string("missing required key '") + key + "'");
+    return v;
+  }
+
+  bool expectKind(const Value &v, Value::Kind kind, const std::string &path,
+                  const std::string &key) {
+    if (v.kind == kind)
+      return true;
+    return fail(
+        path, "'" + key + "' must be a" +
+                  (kind == Value::Kind::Array || kind == Value::Kind::Object
+                       ? std::string("n ")
+                       : std::string(" ")) +
+                  json::kindName(kind) + ", not a" +
+                  (v.kind == Value::Kind::Array || v.kind == Value::Kind::Object
+                       ? "n "
+                       : " ") +
+                  json::kindName(v.kind));
+  }
+
+  bool getString(const Value &obj, const std::string &path, const char *key,
+                 std::string &out, bool required = true) {
+    const Value *v = member(obj, path, key, required);
+    if (!v)
+      return !required;
+    if (!expectKind(*v, Value::Kind::String, path, key))
+      return false;
+    out = v->string;
+    return true;
+  }
+
+  bool checkInt(const Value &v, const std::string &path, const std::string &key,
+                int64_t lo, int64_t hi, int64_t &out) {
+    if (v.kind != Value::Kind::Number || !v.isInteger)
+      return fail(path, "'" + key + "' must be an integer");
+    if (v.integer < lo || v.integer > hi)
+      return fail(path, "'" + key + "' is " + std::to_string(v.integer) +
+                            ", must be in [" + std::to_string(lo) + ", " +
+                            std::to_string(hi) + "]");
+    out = v.integer;
+    return true;
+  }
+
+  bool getInt(const Value &obj, const std::string &path, const char *key,
+              int64_t lo, int64_t hi, int64_t &out, bool required = true) {
+    const Value *v = member(obj, path, key, required);
+    if (!v)
+      return !required;
+    return checkInt(*v, path, key, lo, hi, out);
+  }
+
+  bool getBool(const Value &obj, const std::string &path, const char *key,
+               bool &out) {
+    const Value *v = member(obj, path, key, /*required=*/false);
+    if (!v)
+      return true;
+    if (!expectKind(*v, Value::Kind::Bool, path, key))
+      return false;
+    out = v->boolean;
+    return true;
+  }
+
+  /// An optional object member; absent reads as {}.
+  bool getObject(const Value &obj, const std::string &path, const char *key,
+                 const Value *&out) {
+    static const Value empty = [] {
+      Value v;
+      v.kind = Value::Kind::Object;
+      return v;
+    }();
+    const Value *v = member(obj, path, key, /*required=*/false);
+    out = v ? v : &empty;
+    return expectKind(*out, Value::Kind::Object, path, key);
+  }
+
+private:
+  std::string &err;
+};
+
+class SpecParser {
+public:
+  SpecParser(Spec &spec, std::string &err) : spec(spec), r(err) {}
+
+  bool parse(const Value &root) {
+    if (root.kind != Value::Kind::Object)
+      return r.fail("", "the spec must be a JSON object");
+    int64_t version;
+    if (!r.getInt(root, "", "kgen_spec", INT64_MIN, INT64_MAX, version))
+      return false;
+    if (version != 1)
+      return r.fail("", "unsupported kgen_spec version " +
+                            std::to_string(version) +
+                            " (this runtime reads 1)");
+    spec.version = 1;
+    if (!r.getString(root, "", "op", spec.op) ||
+        !r.getString(root, "", "dtype", spec.dtype) ||
+        !r.getString(root, "", "arch", spec.arch) ||
+        !r.getString(root, "", "hash", spec.hash))
+      return false;
+    if (!isHex(spec.hash))
+      return r.fail("", "'hash' must be a non-empty hex string");
+    return parseDims(root) && parseParams(root) && parseVariants(root);
+  }
+
+private:
+  Spec &spec;
+  SpecReader r;
+
+  bool parseDims(const Value &root) {
+    const Value *dims;
+    if (!r.getObject(root, "", "dims", dims))
+      return false;
+    for (const auto &[name, value] : dims->object) {
+      if (!isIdentifier(name))
+        return r.fail("dims", "'" + name + "' is not a valid dim name");
+      int64_t v;
+      if (!r.checkInt(value, "dims", name, 1, INT64_MAX, v))
+        return false;
+      spec.dims[name] = v;
+    }
+    return true;
+  }
+
+  bool parseParams(const Value &root) {
+    const Value *params = r.member(root, "", "params", /*required=*/true);
+    if (!params || !r.expectKind(*params, Value::Kind::Array, "", "params"))
+      return false;
+    for (size_t i = 0; i < params->array.size(); ++i)
+      if (!parseParam(params->array[i], "params[" + std::to_string(i) + "]"))
+        return false;
+    // Row lengths may name dim params declared later: resolve afterwards.
+    for (size_t i = 0; i < params->array.size(); ++i) {
+      Param &p = spec.params[i];
+      if (p.kind != KGEN_ARG_TENSOR)
+        continue;
+      std::string path = "params[" + std::to_string(i) + "] ('" + p.name + "')";
+      if (!parseRowLength(*params->array[i].find("row_length"), path,
+                          p.rowLength))
+        return false;
+    }
+    return true;
+  }
+
+  bool parseParam(const Value &v, const std::string &path) {
+    if (!r.expectKind(v, Value::Kind::Object, "params", path))
+      return false;
+    Param p;
+    std::string kind, dtype;
+    if (!r.getString(v, path, "name", p.name))
+      return false;
+    if (!isIdentifier(p.name))
+      return r.fail(path, "'" + p.name + "' is not a valid param name");
+    if (spec.findParam(p.name) >= 0)
+      return r.fail(path, "duplicate param name '" + p.name + "'");
+    std::string at = path + " ('" + p.name + "')";
+    if (!r.getString(v, at, "kind", kind))
+      return false;
+    if (kind == "tensor")
+      p.kind = KGEN_ARG_TENSOR;
+    else if (kind == "scalar")
+      p.kind = KGEN_ARG_SCALAR;
+    else if (kind == "dim")
+      p.kind = KGEN_ARG_DIM;
+    else
+      return r.fail(at, "unknown kind '" + kind +
+                            "' (expected tensor, scalar or dim)");
+    // A dim's dtype is always i64; it may be left out.
+    bool dtypeRequired = p.kind != KGEN_ARG_DIM;
+    dtype = "i64";
+    if (!r.getString(v, at, "dtype", dtype, dtypeRequired))
+      return false;
+    if (!parseDtype(dtype, p.dtype))
+      return r.fail(at, "unknown dtype '" + dtype +
+                            "' (expected f32, f16, bf16, f8e4m3, f8e5m2, "
+                            "i32 or i64)");
+    switch (p.kind) {
+    case KGEN_ARG_SCALAR:
+      if (p.dtype != KGEN_F32 && p.dtype != KGEN_I32 && p.dtype != KGEN_I64)
+        return r.fail(at, "scalar '" + p.name + "' has dtype " + dtype +
+                              "; spec v1 supports only f32, i32 and i64 "
+                              "scalars");
+      break;
+    case KGEN_ARG_DIM:
+      if (p.dtype != KGEN_I64)
+        return r.fail(at, "dim '" + p.name + "' must have dtype i64");
+      if (spec.dims.count(p.name))
+        return r.fail(at, "dim '" + p.name +
+                              "' is both static (in 'dims') and a param");
+      break;
+    case KGEN_ARG_TENSOR: {
+      std::string access;
+      if (!r.getString(v, at, "access", access))
+        return false;
+      if (access == "rows")
+        p.access = Param::Access::Rows;
+      else if (access == "vector")
+        p.access = Param::Access::Vector;
+      else
+        return r.fail(at, "unknown access '" + access +
+                              "' (expected rows or vector)");
+      if (!r.member(v, at, "row_length", /*required=*/true) ||
+          !r.getBool(v, at, "writes", p.writes))
+        return false;
+      break;
+    }
+    }
+    spec.params.push_back(std::move(p));
+    return true;
+  }
+
+  /// An integer, or a string "N", "name" or "k*name" where name is a static
+  /// dim or a dim param.
+  bool parseRowLength(const Value &v, const std::string &path, RowLength &out) {
+    if (v.kind == Value::Kind::Number) {
+      if (!r.checkInt(v, path, "row_length", 1, INT64_MAX, out.scale))
+        return false;
+      out.text = std::to_string(out.scale);
+      return true;
+    }
+    if (v.kind != Value::Kind::String)
+      return r.fail(path, "'row_length' must be an integer or a string");
+    out.text = v.string;
+    auto bad = [&](const std::string &why) {
+      return r.fail(path, "row_length '" + v.string + "' " + why +
+                              " (supported forms: N, name, k*name)");
+    };
+    std::string_view s = trim(v.string);
+    std::string_view name = s;
+    int64_t scale = 1;
+    size_t star = s.find('*');
+    if (star != std::string_view::npos) {
+      std::string_view k = trim(s.substr(0, star));
+      name = trim(s.substr(star + 1));
+      auto [ptr, ec] = std::from_chars(k.data(), k.data() + k.size(), scale);
+      if (k.empty() || ec != std::errc() || ptr != k.data() + k.size() ||
+          scale < 1)
+        return bad("has an invalid factor");
+    } else if (!s.empty() && s[0] >= '0' && s[0] <= '9') {
+      auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), scale);
+      if (ec != std::errc() || ptr != s.data() + s.size() || scale < 1)
+        return bad("is not a positive integer");
+      out.scale = scale;
+      return true;
+    }
+    if (!isIdentifier(name))
+      return bad("is not supported");
+    auto it = spec.dims.find(std::string(name));
+    if (it != spec.dims.end()) {
+      if (it->second > INT64_MAX / scale)
+        return bad("overflows int64");
+      out.scale = scale * it->second;
+      return true;
+    }
+    int param = spec.findParam(name);
+    if (param < 0 || spec.params[param].kind != KGEN_ARG_DIM)
+      return bad("names an unknown dim '" + std::string(name) + "'");
+    out.scale = scale;
+    out.dimParam = param;
+    return true;
+  }
+
+  bool parseVariants(const Value &root) {
+    const Value *variants = r.member(root, "", "variants", /*required=*/true);
+    if (!variants ||
+        !r.expectKind(*variants, Value::Kind::Array, "", "variants"))
+      return false;
+    if (variants->array.empty())
+      return r.fail("", "'variants' must not be empty");
+    for (size_t i = 0; i < variants->array.size(); ++i)
+      if (!parseVariant(variants->array[i],
+                        "variants[" + std::to_string(i) + "]"))
+        return false;
+    return true;
+  }
+
+  /// A param of the given kind named `name`, or -1 after reporting why not.
+  int lookup(const std::string &path, const std::string &what,
+             std::string_view name, kgen_arg_kind kind) {
+    int idx = spec.findParam(name);
+    if (idx < 0) {
+      r.fail(path,
+             what + " names an unknown param '" + std::string(name) + "'");
+      return -1;
+    }
+    if (spec.params[idx].kind != kind) {
+      r.fail(path, what + " needs a " + argKindName(kind) + " but '" +
+                       std::string(name) + "' is a " +
+                       argKindName(spec.params[idx].kind));
+      return -1;
+    }
+    return idx;
+  }
+
+  bool parseVariant(const Value &v, const std::string &path) {
+    if (!r.expectKind(v, Value::Kind::Object, "variants", path))
+      return false;
+    Variant var;
+    int64_t block, rowsPerBlock = 1, sharedBytes = 0;
+    if (!r.getString(v, path, "entry", var.entry))
+      return false;
+    if (!isIdentifier(var.entry))
+      return r.fail(path, "'" + var.entry + "' is not a valid entry name");
+    std::string at = path + " ('" + var.entry + "')";
+    if (!r.getInt(v, at, "block", 1, 1024, block) ||
+        !r.getInt(v, at, "rows_per_block", 1, INT32_MAX, rowsPerBlock,
+                  /*required=*/false) ||
+        !r.getInt(v, at, "shared_bytes", 0, INT32_MAX, sharedBytes,
+                  /*required=*/false))
+      return false;
+    var.block = static_cast<int>(block);
+    var.rowsPerBlock = static_cast<int>(rowsPerBlock);
+    var.sharedBytes = static_cast<int>(sharedBytes);
+
+    const Value *align, *multiple;
+    if (!r.getObject(v, at, "tensor_align", align) ||
+        !r.getObject(v, at, "dim_multiple", multiple))
+      return false;
+    for (const auto &[name, value] : align->object) {
+      int idx = lookup(at, "tensor_align", name, KGEN_ARG_TENSOR);
+      int64_t bytes;
+      if (idx < 0 ||
+          !r.checkInt(value, at + ".tensor_align", name, 1, INT32_MAX, bytes))
+        return false;
+      if (bytes & (bytes - 1))
+        return r.fail(at + ".tensor_align",
+                      "'" + name + "' must be a power of two");
+      var.tensorAlign.emplace_back(idx, bytes);
+    }
+    for (const auto &[name, value] : multiple->object) {
+      int idx = lookup(at, "dim_multiple", name, KGEN_ARG_DIM);
+      int64_t m;
+      if (idx < 0 ||
+          !r.checkInt(value, at + ".dim_multiple", name, 1, INT64_MAX, m))
+        return false;
+      var.dimMultiple.emplace_back(idx, m);
+    }
+
+    const Value *abi = r.member(v, at, "abi", /*required=*/true);
+    if (!abi || !r.expectKind(*abi, Value::Kind::Array, at, "abi"))
+      return false;
+    for (size_t i = 0; i < abi->array.size(); ++i) {
+      std::string slotPath = at + ".abi[" + std::to_string(i) + "]";
+      const Value &e = abi->array[i];
+      if (e.kind != Value::Kind::String)
+        return r.fail(slotPath, "must be a string");
+      AbiSlot slot;
+      if (!parseAbiSlot(e.string, slotPath, slot))
+        return false;
+      var.abi.push_back(slot);
+    }
+    spec.variants.push_back(std::move(var));
+    return true;
+  }
+
+  bool parseAbiSlot(const std::string &text, const std::string &path,
+                    AbiSlot &slot) {
+    if (text == "rows") {
+      slot.kind = AbiSlot::Kind::Rows;
+      return true;
+    }
+    size_t colon = text.find(':');
+    std::string_view prefix = std::string_view(text).substr(0, colon);
+    std::string_view name = colon == std::string::npos
+                                ? std::string_view()
+                                : std::string_view(text).substr(colon + 1);
+    kgen_arg_kind kind;
+    if (prefix == "ptr") {
+      slot.kind = AbiSlot::Kind::Ptr;
+      kind = KGEN_ARG_TENSOR;
+    } else if (prefix == "stride") {
+      slot.kind = AbiSlot::Kind::Stride;
+      kind = KGEN_ARG_TENSOR;
+    } else if (prefix == "scalar") {
+      slot.kind = AbiSlot::Kind::Scalar;
+      kind = KGEN_ARG_SCALAR;
+    } else if (prefix == "dim") {
+      slot.kind = AbiSlot::Kind::Dim;
+      kind = KGEN_ARG_DIM;
+    } else {
+      return r.fail(path, "unknown abi entry '" + text +
+                              "' (expected ptr:NAME, stride:NAME, "
+                              "scalar:NAME, dim:NAME or rows)");
+    }
+    slot.param = lookup(path, "abi entry '" + text + "'", name, kind);
+    return slot.param >= 0;
+  }
+};
+
+} // namespace
+
+bool parseSpec(std::string_view text, Spec &out, std::string &err) {
+  json::Value root;
+  std::string jsonErr;
+  if (!json::parse(text, root, jsonErr)) {
+    err = "malformed JSON at " + jsonErr;
+    return false;
+  }
+  out = Spec();
+  return SpecParser(out, err).parse(root);
+}
+
+} // namespace kgen::rt

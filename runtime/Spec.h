@@ -1,0 +1,92 @@
+//===- Spec.h - The kernel spec (JSON, version 1) ---------------*- C++ -*-===//
+//
+// What the runtime knows about a compiled kernel: its logical parameters, and
+// the variants (PTX entries) to try in order with their requirements and
+// parameter ABI. Names are resolved to indices when parsing, so launching
+// never looks anything up by name.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KGEN_RUNTIME_SPEC_H
+#define KGEN_RUNTIME_SPEC_H
+
+#include "runtime/kgen_runtime.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kgen::rt {
+
+/// "f32", "bf16", ...
+const char *dtypeName(kgen_dtype dtype);
+/// Bytes per element; 0 for an out-of-range value.
+int64_t dtypeSize(kgen_dtype dtype);
+bool parseDtype(std::string_view name, kgen_dtype &out);
+/// True if `dtype` is one of the enumerators (callers may pass anything).
+bool isValidDtype(int dtype);
+const char *argKindName(kgen_arg_kind kind);
+
+/// A tensor's row length: `scale * dims[dimParam]` when dimParam >= 0, else
+/// the constant `scale`.
+struct RowLength {
+  int64_t scale = 0;
+  int dimParam = -1;
+  std::string text; // as written in the spec
+};
+
+struct Param {
+  enum class Access { Rows, Vector };
+
+  std::string name;
+  kgen_arg_kind kind = KGEN_ARG_TENSOR;
+  kgen_dtype dtype = KGEN_F32;
+  // Tensors only.
+  Access access = Access::Rows;
+  RowLength rowLength;
+  bool writes = false;
+};
+
+struct AbiSlot {
+  enum class Kind { Ptr, Stride, Scalar, Dim, Rows };
+  Kind kind = Kind::Rows;
+  int param = -1; // unused for Rows
+};
+
+struct Variant {
+  std::string entry;
+  int block = 0;
+  int rowsPerBlock = 1;
+  int sharedBytes = 0;
+  /// (tensor param, bytes): pointer and row stride in bytes must be
+  /// multiples.
+  std::vector<std::pair<int, int64_t>> tensorAlign;
+  /// (dim param, multiple): the dim's value must be a multiple.
+  std::vector<std::pair<int, int64_t>> dimMultiple;
+  std::vector<AbiSlot> abi;
+};
+
+struct Spec {
+  int version = 0;
+  std::string op;
+  std::string dtype;
+  std::string arch;
+  std::string hash;
+  std::map<std::string, int64_t> dims; // static dims
+  std::vector<Param> params;
+  std::vector<Variant> variants;
+
+  /// "<op>_<dtype>", used to prefix messages.
+  std::string name() const { return op + "_" + dtype; }
+  int findParam(std::string_view name) const;
+};
+
+/// Parses and validates a spec. On failure returns false with a message that
+/// names the offending key (e.g. "params[3]: missing required key 'kind'").
+bool parseSpec(std::string_view json, Spec &out, std::string &err);
+
+} // namespace kgen::rt
+
+#endif // KGEN_RUNTIME_SPEC_H

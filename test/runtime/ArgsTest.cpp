@@ -1,0 +1,257 @@
+//===- ArgsTest.cpp - Launch argument checks and variant selection -------===//
+//
+// All of these run before the runtime touches the driver, so they need no
+// GPU. Each failing case is checked through kgen_launch too: it must fail the
+// same way whether or not a driver is present.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestSpecs.h"
+
+#include "runtime/Args.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <type_traits>
+
+using namespace kgen::test;
+using ::testing::HasSubstr;
+
+namespace {
+
+const void *addr(uintptr_t a) { return reinterpret_cast<const void *>(a); }
+
+/// Stores an out-of-range value in an enum field, as a C caller could.
+/// (static_cast would be undefined behaviour in C++.)
+template <typename Enum> void setRaw(Enum &field, int value) {
+  std::underlying_type_t<Enum> v = value;
+  std::memcpy(&field, &v, sizeof(v));
+}
+
+class Args : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_EQ(kernel.create(RmsnormPtx, RmsnormSpec), KGEN_OK)
+        << kgen::lastError();
+  }
+
+  /// Expects both kgen_select_variant and kgen_launch to fail with `status`
+  /// and a message containing each of `texts`.
+  void expectRejected(const kgen_arg *args, size_t nargs, int64_t rows,
+                      kgen_status status,
+                      std::initializer_list<const char *> texts) {
+    size_t variant = 99;
+    EXPECT_EQ(kernel.selectVariant(args, nargs, rows, variant), status);
+    std::string msg = kgen::lastError();
+    for (const char *t : texts)
+      EXPECT_THAT(msg, HasSubstr(t));
+    EXPECT_EQ(variant, 99u) << "output written on failure";
+    EXPECT_EQ(kernel.launch(args, nargs, rows), status);
+    EXPECT_EQ(kgen::lastError(), msg);
+  }
+
+  void expectRejected(const RmsnormArgs &a, int64_t rows, kgen_status status,
+                      std::initializer_list<const char *> texts) {
+    expectRejected(a.args, 5, rows, status, texts);
+  }
+
+  size_t select(const RmsnormArgs &a, int64_t rows = 4) {
+    size_t variant = 99;
+    EXPECT_EQ(kernel.selectVariant(a.args, rows, variant), KGEN_OK)
+        << kgen::lastError();
+    return variant;
+  }
+
+  kgen::Kernel kernel;
+};
+
+TEST_F(Args, AlignedArgsPickTheVectorVariant) {
+  RmsnormArgs a;
+  EXPECT_EQ(select(a), 0u);
+  EXPECT_STREQ(kgen::lastError(), "");
+}
+
+TEST_F(Args, OffsetPointerPicksTheFallback) {
+  // One bf16 element past a 16-byte boundary: aligned for bf16, not for v8.
+  RmsnormArgs a(addr(0x1002));
+  EXPECT_EQ(select(a), 1u);
+}
+
+TEST_F(Args, OddStrideOrDimPicksTheFallback) {
+  RmsnormArgs a;
+  a.args[2].row_stride = 4097; // 8194 bytes: not a multiple of 16
+  EXPECT_EQ(select(a), 1u);
+  RmsnormArgs b(addr(0x10000), addr(0x20000), addr(0x30000), 4100);
+  EXPECT_EQ(select(b), 1u);
+  RmsnormArgs c;
+  c.args[0].row_stride = 4104; // padded rows, still 16-byte multiples
+  EXPECT_EQ(select(c), 0u);
+}
+
+TEST_F(Args, WrongCount) {
+  RmsnormArgs a;
+  expectRejected(a.args, 4, 1, KGEN_ERROR_INVALID_ARGUMENT,
+                 {"kgen: rmsnorm_bf16: expected 5 arguments, got 4"});
+  expectRejected(nullptr, 5, 1, KGEN_ERROR_INVALID_ARGUMENT, {"args is NULL"});
+}
+
+TEST_F(Args, WrongKind) {
+  RmsnormArgs a;
+  a.args[3] = kgen::dimArg(3);
+  expectRejected(a, 1, KGEN_ERROR_INVALID_ARGUMENT,
+                 {"argument 'eps' (#3) is a scalar but a dim was passed"});
+  setRaw(a.args[3].kind, 42);
+  expectRejected(a, 1, KGEN_ERROR_INVALID_ARGUMENT,
+                 {"argument 'eps' (#3) has an invalid kind (42)"});
+}
+
+TEST_F(Args, DtypeMismatch) {
+  RmsnormArgs a;
+  a.args[0].dtype = KGEN_F16;
+  expectRejected(a, 1, KGEN_ERROR_INVALID_ARGUMENT,
+                 {"kgen: rmsnorm_bf16: argument 'x' (#0) is a tensor of bf16 "
+                  "but a f16 tensor was passed"});
+  RmsnormArgs b;
+  b.args[3] = kgen::intArg(1, KGEN_I32);
+  expectRejected(b, 1, KGEN_ERROR_INVALID_ARGUMENT,
+                 {"argument 'eps' (#3) is a f32 scalar but a i32 scalar was "
+                  "passed"});
+  RmsnormArgs c;
+  setRaw(c.args[1].dtype, -1);
+  expectRejected(c, 1, KGEN_ERROR_INVALID_ARGUMENT,
+                 {"invalid dtype (-1) tensor was passed"});
+}
+
+TEST_F(Args, NullPointer) {
+  RmsnormArgs a(nullptr);
+  expectRejected(a, 1, KGEN_ERROR_INVALID_ARGUMENT,
+                 {"argument 'x' (#0) is a NULL pointer"});
+  // With no rows, row tensors may be NULL but a vector may not.
+  size_t variant = 99;
+  RmsnormArgs b(nullptr, addr(0x20000), nullptr);
+  EXPECT_EQ(kernel.selectVariant(b.args, 0, variant), KGEN_OK)
+      << kgen::lastError();
+  EXPECT_EQ(kernel.launch(b.args, 0), KGEN_OK) << kgen::lastError();
+  RmsnormArgs c(nullptr, nullptr, nullptr);
+  expectRejected(c, 0, KGEN_ERROR_INVALID_ARGUMENT,
+                 {"argument 'weight' (#1) is a NULL pointer"});
+}
+
+TEST_F(Args, MisalignedPointer) {
+  RmsnormArgs a(addr(0x1001));
+  expectRejected(a, 1, KGEN_ERROR_MISALIGNED,
+                 {"argument 'x' (#0) pointer 0x1001 is not aligned to its "
+                  "element size (2 bytes for bf16)"});
+}
+
+TEST_F(Args, StrideSmallerThanRow) {
+  RmsnormArgs a;
+  a.args[2].row_stride = 4095;
+  expectRejected(a, 1, KGEN_ERROR_INVALID_ARGUMENT,
+                 {"argument 'y' (#2) row_stride 4095 is smaller than its row "
+                  "length 4096 (hidden)"});
+  RmsnormArgs b;
+  b.args[0].row_stride = INT64_MAX;
+  expectRejected(b, 1, KGEN_ERROR_INVALID_ARGUMENT, {"overflows"});
+}
+
+TEST_F(Args, Rows) {
+  RmsnormArgs a;
+  expectRejected(a, -1, KGEN_ERROR_INVALID_ARGUMENT,
+                 {"rows is -1, must be >= 0"});
+  expectRejected(a, int64_t(1) << 31, KGEN_ERROR_INVALID_ARGUMENT,
+                 {"more than the grid limit"});
+  size_t variant;
+  EXPECT_EQ(kernel.selectVariant(a.args, INT32_MAX, variant), KGEN_OK);
+  // rows == 0 checks the arguments, then succeeds without the driver.
+  EXPECT_EQ(kernel.launch(a.args, 0), KGEN_OK) << kgen::lastError();
+  RmsnormArgs bad(addr(0x1001));
+  EXPECT_EQ(kernel.launch(bad.args, 0), KGEN_ERROR_MISALIGNED);
+}
+
+TEST_F(Args, DimMustBePositive) {
+  RmsnormArgs a(addr(0x10000), addr(0x20000), addr(0x30000), 0);
+  expectRejected(a, 1, KGEN_ERROR_INVALID_ARGUMENT,
+                 {"argument 'hidden' (#4) is a dim and must be > 0, got 0"});
+}
+
+TEST_F(Args, NullKernel) {
+  RmsnormArgs a;
+  size_t variant;
+  EXPECT_EQ(kgen_select_variant(nullptr, a.args, 5, 1, &variant),
+            KGEN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(kgen_launch(nullptr, a.args, 5, 1, nullptr),
+            KGEN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(kgen::lastError(), HasSubstr("kernel is NULL"));
+}
+
+/// A kernel whose only variant has requirements, and integer scalars.
+const char *const StrictSpec = R"({
+  "kgen_spec": 1, "op": "scale", "dtype": "f32", "arch": "sm_90", "hash": "1",
+  "dims": {"n": 256},
+  "params": [
+    {"name": "x", "kind": "tensor", "dtype": "f32", "access": "rows", "row_length": "2*n"},
+    {"name": "k", "kind": "scalar", "dtype": "i32"},
+    {"name": "m", "kind": "scalar", "dtype": "i64"},
+    {"name": "alpha", "kind": "scalar", "dtype": "f32"}
+  ],
+  "variants": [{"entry": "scale_v4", "block": 64, "rows_per_block": 4,
+                "tensor_align": {"x": 16},
+                "abi": ["rows", "scalar:k", "stride:x", "scalar:alpha", "ptr:x", "scalar:m"]}]
+})";
+const char *const StrictPtx = ".visible .entry scale_v4() { ret; }";
+
+TEST(ArgsStrict, NoVariantFits) {
+  kgen::Kernel k;
+  ASSERT_EQ(k.create(StrictPtx, StrictSpec), KGEN_OK) << kgen::lastError();
+  kgen_arg args[] = {kgen::tensorArg(addr(0x1004), KGEN_F32),
+                     kgen::intArg(3, KGEN_I32), kgen::intArg(5),
+                     kgen::f32Arg(2.0f)};
+  size_t variant;
+  EXPECT_EQ(k.selectVariant(args, 1, variant), KGEN_ERROR_MISALIGNED);
+  EXPECT_THAT(kgen::lastError(),
+              HasSubstr("kgen: scale_f32: no variant accepts these arguments "
+                        "(scale_v4: 'x' pointer 0x1004 is not 16-byte "
+                        "aligned)"));
+  args[0].ptr = addr(0x1000);
+  args[0].row_stride = 513; // row length is 2*n = 512
+  EXPECT_EQ(k.selectVariant(args, 1, variant), KGEN_ERROR_MISALIGNED);
+  EXPECT_THAT(
+      kgen::lastError(),
+      HasSubstr("'x' row stride of 2052 bytes is not a multiple of 16"));
+  args[0].row_stride = 511;
+  EXPECT_EQ(k.selectVariant(args, 1, variant), KGEN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(kgen::lastError(),
+              HasSubstr("row_stride 511 is smaller than its row length 512 "
+                        "(2*n)"));
+  args[0].row_stride = 0;
+  args[1].i = int64_t(1) << 40;
+  EXPECT_EQ(k.selectVariant(args, 1, variant), KGEN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(kgen::lastError(), HasSubstr("does not fit in 32 bits"));
+}
+
+TEST(ArgsStrict, PacksTheAbi) {
+  kgen::rt::Spec spec;
+  std::string err;
+  ASSERT_TRUE(kgen::rt::parseSpec(StrictSpec, spec, err)) << err;
+  kgen_arg args[] = {kgen::tensorArg(addr(0x1000), KGEN_F32, 1024),
+                     kgen::intArg(-3, KGEN_I32), kgen::intArg(1ll << 40),
+                     kgen::f32Arg(2.5f)};
+  kgen::rt::BoundArgs bound;
+  ASSERT_EQ(kgen::rt::bindArgs(spec, args, 4, 9, bound, err), KGEN_OK) << err;
+  EXPECT_EQ(bound.gridX, 3u); // ceil(9 / 4)
+  std::vector<uint64_t> storage;
+  std::vector<void *> params;
+  kgen::rt::packAbi(spec, spec.variants[0], bound, storage, params);
+  ASSERT_EQ(params.size(), 6u);
+  EXPECT_EQ(*static_cast<int64_t *>(params[0]), 9);
+  EXPECT_EQ(*static_cast<int32_t *>(params[1]), -3);
+  EXPECT_EQ(*static_cast<int64_t *>(params[2]), 1024);
+  EXPECT_EQ(*static_cast<float *>(params[3]), 2.5f);
+  EXPECT_EQ(*static_cast<uint64_t *>(params[4]), 0x1000u);
+  EXPECT_EQ(*static_cast<int64_t *>(params[5]), 1ll << 40);
+}
+
+} // namespace

@@ -1,0 +1,180 @@
+//===- FakeCuda.cpp - A fake libcuda for tests without a GPU --------------===//
+
+#include "FakeCuda.h"
+
+#include <cuda.h>
+
+#include <cstring>
+
+namespace {
+
+FakeCudaState &state() {
+  static FakeCudaState *s = new FakeCudaState();
+  return *s;
+}
+
+thread_local CUcontext current = nullptr;
+
+CUresult ok() { return CUDA_SUCCESS; }
+
+} // namespace
+
+extern "C" {
+
+FakeCudaState *fakeCudaState() { return &state(); }
+
+CUresult cuInit(unsigned) { return ok(); }
+
+CUresult cuGetErrorName(CUresult r, const char **s) {
+  switch (r) {
+  case CUDA_ERROR_INVALID_VALUE:
+    *s = "CUDA_ERROR_INVALID_VALUE";
+    return ok();
+  case CUDA_ERROR_INVALID_PTX:
+    *s = "CUDA_ERROR_INVALID_PTX";
+    return ok();
+  case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
+    *s = "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
+    return ok();
+  default:
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+CUresult cuGetErrorString(CUresult r, const char **s) {
+  if (r == CUDA_ERROR_INVALID_PTX) {
+    *s = "a PTX JIT compilation failed";
+    return ok();
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuDeviceGetCount(int *n) {
+  *n = state().deviceCount;
+  return ok();
+}
+
+CUresult cuDeviceGet(CUdevice *d, int ordinal) {
+  *d = ordinal;
+  return ok();
+}
+
+CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute, CUdevice) {
+  *v = 0;
+  return ok();
+}
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  ++state().retains;
+  *ctx = static_cast<CUcontext>(FakeContext);
+  return ok();
+}
+
+CUresult cuCtxGetCurrent(CUcontext *ctx) {
+  *ctx = current;
+  return ok();
+}
+
+CUresult cuCtxSetCurrent(CUcontext ctx) {
+  current = ctx;
+  return ok();
+}
+
+CUresult cuCtxGetDevice(CUdevice *d) {
+  *d = 0;
+  return ok();
+}
+
+CUresult cuCtxGetId(CUcontext ctx, unsigned long long *id) {
+  *id = reinterpret_cast<uintptr_t>(ctx) + 1000;
+  return ok();
+}
+
+CUresult cuCtxSynchronize() { return ok(); }
+
+CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
+                            unsigned numOptions, CUjit_option *options,
+                            void **values) {
+  if (std::strstr(static_cast<const char *>(image), "BROKEN")) {
+    for (unsigned i = 0; i < numOptions; ++i)
+      if (options[i] == CU_JIT_ERROR_LOG_BUFFER)
+        std::strcpy(static_cast<char *>(values[i]),
+                    "ptxas application ptx input, line 3; fatal   : Parsing "
+                    "error near 'BROKEN'\n");
+    return CUDA_ERROR_INVALID_PTX;
+  }
+  std::lock_guard<std::mutex> lock(state().mutex);
+  ++state().moduleLoads;
+  *module = reinterpret_cast<CUmodule>(uintptr_t(state().moduleLoads));
+  return ok();
+}
+
+CUresult cuModuleUnload(CUmodule) { return ok(); }
+
+CUresult cuModuleGetFunction(CUfunction *fn, CUmodule, const char *name) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  state().functions.push_back(name);
+  *fn = reinterpret_cast<CUfunction>(uintptr_t(state().functions.size()));
+  return ok();
+}
+
+CUresult cuFuncGetAttribute(int *v, CUfunction_attribute attr, CUfunction) {
+  *v = attr == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+           ? state().maxThreadsPerBlock
+           : 0;
+  return ok();
+}
+
+CUresult cuFuncSetAttribute(CUfunction fn, CUfunction_attribute attr, int v) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  if (attr == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+    state().sharedAttributes.emplace_back(
+        state().functions[reinterpret_cast<uintptr_t>(fn) - 1], v);
+  return ok();
+}
+
+CUresult cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz,
+                        unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                        CUstream stream, void **params, void **) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  if (state().launchResult)
+    return static_cast<CUresult>(state().launchResult);
+  FakeLaunch l{state().functions[reinterpret_cast<uintptr_t>(fn) - 1],
+               {gx, gy, gz},
+               {bx, by, bz},
+               shared,
+               stream,
+               {}};
+  for (size_t i = 0; i < state().paramSlots; ++i) {
+    uint64_t v;
+    std::memcpy(&v, params[i], sizeof(v));
+    l.params.push_back(v);
+  }
+  state().launches.push_back(std::move(l));
+  return ok();
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t) {
+  *p = 0;
+  return CUDA_ERROR_INVALID_VALUE;
+}
+CUresult cuMemFree_v2(CUdeviceptr) { return ok(); }
+CUresult cuMemcpyHtoD_v2(CUdeviceptr, const void *, size_t) { return ok(); }
+CUresult cuMemcpyDtoH_v2(void *, CUdeviceptr, size_t) { return ok(); }
+CUresult cuMemcpyDtoD_v2(CUdeviceptr, CUdeviceptr, size_t) { return ok(); }
+CUresult cuMemsetD8_v2(CUdeviceptr, unsigned char, size_t) { return ok(); }
+CUresult cuStreamSynchronize(CUstream) { return ok(); }
+CUresult cuEventCreate(CUevent *, unsigned) { return ok(); }
+CUresult cuEventRecord(CUevent, CUstream) { return ok(); }
+CUresult cuEventSynchronize(CUevent) { return ok(); }
+// Only the old name, to exercise the fallback from cuEventElapsedTime_v2
+// (cuda.h maps the name to _v2).
+#undef cuEventElapsedTime
+CUresult cuEventElapsedTime(float *ms, CUevent, CUevent) {
+  *ms = 0;
+  return ok();
+}
+CUresult cuEventDestroy_v2(CUevent) { return ok(); }
+
+} // extern "C"

@@ -1,0 +1,245 @@
+//===- FakeDriverTest.cpp - The launch path against a fake libcuda --------===//
+//
+// A separate executable: the driver is loaded once per process, and this one
+// loads the fake (KGEN_FAKE_CUDA_PATH) instead of libcuda.so.1.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FakeCuda.h"
+#include "TestSpecs.h"
+
+#include "runtime/Driver.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <dlfcn.h>
+
+#include <cstring>
+#include <thread>
+
+using namespace kgen::test;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+namespace {
+
+FakeCudaState *fake = nullptr;
+
+uint64_t bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  return u;
+}
+
+class FakeDriver : public ::testing::Test {
+protected:
+  void SetUp() override {
+    fake->reset();
+    ASSERT_EQ(kgen_device_open(0, nullptr), KGEN_OK) << kgen::lastError();
+    // A PTX text of its own per test, so the module cache starts empty.
+    ptx = std::string(RmsnormPtx) + "// " +
+          ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+          "\n";
+  }
+
+  std::string ptx;
+};
+
+TEST_F(FakeDriver, DeviceOpen) {
+  void *ctx = nullptr;
+  EXPECT_EQ(kgen_device_open(0, &ctx), KGEN_OK);
+  EXPECT_EQ(ctx, FakeContext);
+  EXPECT_EQ(fake->retains, 1) << "the primary context is retained once";
+  EXPECT_EQ(kgen_device_open(1, &ctx), KGEN_ERROR_NO_DEVICE);
+  EXPECT_THAT(kgen::lastError(),
+              HasSubstr("device ordinal 1 is out of range (1 CUDA device)"));
+  EXPECT_EQ(kgen_device_open(-1, &ctx), KGEN_ERROR_NO_DEVICE);
+}
+
+TEST_F(FakeDriver, NeedsACurrentContext) {
+  kgen::Kernel k;
+  ASSERT_EQ(k.create(ptx, RmsnormSpec), KGEN_OK);
+  RmsnormArgs a;
+  kgen_status st = KGEN_OK;
+  std::string msg;
+  std::thread([&] {
+    st = k.launch(a.args, 4);
+    msg = kgen::lastError();
+  }).join();
+  EXPECT_EQ(st, KGEN_ERROR_NO_CONTEXT);
+  EXPECT_THAT(msg, HasSubstr("kgen: rmsnorm_bf16: no CUDA context is current "
+                             "on this thread"));
+  EXPECT_THAT(msg, HasSubstr("kgen_device_open"));
+  EXPECT_TRUE(fake->launches.empty());
+}
+
+TEST_F(FakeDriver, PacksTheAbiAndGrid) {
+  kgen::Kernel k;
+  ASSERT_EQ(k.create(ptx, RmsnormSpec), KGEN_OK);
+  RmsnormArgs a;
+  a.args[2].row_stride = 8192;
+  fake->paramSlots = 8;
+  void *stream = reinterpret_cast<void *>(0x5);
+  ASSERT_EQ(k.launch(a.args, 7, stream), KGEN_OK) << kgen::lastError();
+  EXPECT_STREQ(kgen::lastError(), "");
+  ASSERT_EQ(fake->launches.size(), 1u);
+  const FakeLaunch &l = fake->launches[0];
+  EXPECT_EQ(l.entry, "rmsnorm_bf16_v8");
+  EXPECT_THAT(l.grid, ElementsAre(7u, 1u, 1u));
+  EXPECT_THAT(l.block, ElementsAre(128u, 1u, 1u));
+  EXPECT_EQ(l.sharedBytes, 0u);
+  EXPECT_EQ(l.stream, stream);
+  // ptr:x ptr:weight ptr:y stride:x stride:y scalar:eps dim:hidden rows
+  EXPECT_THAT(l.params, ElementsAre(0x10000u, 0x20000u, 0x30000u, 4096u, 8192u,
+                                    bits(1e-6f), 4096u, 7u));
+}
+
+TEST_F(FakeDriver, FallbackVariantAndCaches) {
+  kgen::Kernel k;
+  ASSERT_EQ(k.create(ptx, RmsnormSpec), KGEN_OK);
+  RmsnormArgs aligned;
+  RmsnormArgs offset(reinterpret_cast<const void *>(0x1002));
+  ASSERT_EQ(k.launch(aligned.args, 1), KGEN_OK) << kgen::lastError();
+  ASSERT_EQ(k.launch(offset.args, 1), KGEN_OK) << kgen::lastError();
+  ASSERT_EQ(k.launch(offset.args, 1), KGEN_OK) << kgen::lastError();
+  ASSERT_EQ(fake->launches.size(), 3u);
+  EXPECT_EQ(fake->launches[0].entry, "rmsnorm_bf16_v8");
+  EXPECT_EQ(fake->launches[1].entry, "rmsnorm_bf16_v1");
+  EXPECT_EQ(fake->launches[2].entry, "rmsnorm_bf16_v1");
+  EXPECT_EQ(fake->moduleLoads, 1);
+
+  // Same PTX text in another kernel object: same module.
+  kgen::Kernel same;
+  ASSERT_EQ(same.create(ptx, RmsnormSpec), KGEN_OK);
+  ASSERT_EQ(same.launch(aligned.args, 1), KGEN_OK);
+  EXPECT_EQ(fake->moduleLoads, 1);
+  // Different text: another module.
+  kgen::Kernel other;
+  ASSERT_EQ(other.create(ptx + "\n", RmsnormSpec), KGEN_OK);
+  ASSERT_EQ(other.launch(aligned.args, 1), KGEN_OK);
+  EXPECT_EQ(fake->moduleLoads, 2);
+}
+
+TEST_F(FakeDriver, ZeroRowsDoNotLaunch) {
+  kgen::Kernel k;
+  ASSERT_EQ(k.create(ptx, RmsnormSpec), KGEN_OK);
+  RmsnormArgs a;
+  EXPECT_EQ(k.launch(a.args, 0), KGEN_OK);
+  EXPECT_TRUE(fake->launches.empty());
+  EXPECT_EQ(fake->moduleLoads, 0);
+}
+
+TEST_F(FakeDriver, JitErrorCarriesTheLog) {
+  kgen::Kernel k;
+  ASSERT_EQ(k.create(ptx + "BROKEN\n", RmsnormSpec), KGEN_OK);
+  RmsnormArgs a;
+  EXPECT_EQ(k.launch(a.args, 1), KGEN_ERROR_JIT);
+  EXPECT_THAT(kgen::lastError(),
+              HasSubstr("kgen: rmsnorm_bf16: cuModuleLoadDataEx failed: "
+                        "CUDA_ERROR_INVALID_PTX (a PTX JIT compilation "
+                        "failed); JIT log:\nptxas application ptx input"));
+}
+
+TEST_F(FakeDriver, LargeSharedMemoryOptsIn) {
+  std::string spec =
+      replaced(RmsnormSpec, "\"shared_bytes\": 0", "\"shared_bytes\": 65536");
+  kgen::Kernel k;
+  ASSERT_EQ(k.create(ptx, spec), KGEN_OK) << kgen::lastError();
+  RmsnormArgs a;
+  ASSERT_EQ(k.launch(a.args, 2), KGEN_OK) << kgen::lastError();
+  ASSERT_EQ(k.launch(a.args, 2), KGEN_OK) << kgen::lastError();
+  EXPECT_THAT(
+      fake->sharedAttributes,
+      ElementsAre(std::make_pair(std::string("rmsnorm_bf16_v8"), 65536)));
+  EXPECT_EQ(fake->launches[1].sharedBytes, 65536u);
+}
+
+TEST_F(FakeDriver, BlockTooLargeForTheFunction) {
+  fake->maxThreadsPerBlock = 64;
+  kgen::Kernel k;
+  ASSERT_EQ(k.create(ptx, RmsnormSpec), KGEN_OK);
+  RmsnormArgs a;
+  EXPECT_EQ(k.launch(a.args, 1), KGEN_ERROR_CUDA);
+  EXPECT_THAT(kgen::lastError(),
+              HasSubstr("entry 'rmsnorm_bf16_v8' can run at most 64 threads "
+                        "per block on this device, but the spec asks for "
+                        "128"));
+}
+
+TEST_F(FakeDriver, LaunchFailure) {
+  fake->launchResult = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+  kgen::Kernel k;
+  ASSERT_EQ(k.create(ptx, RmsnormSpec), KGEN_OK);
+  RmsnormArgs a;
+  EXPECT_EQ(k.launch(a.args, 3), KGEN_ERROR_CUDA);
+  EXPECT_THAT(kgen::lastError(),
+              HasSubstr("cuLaunchKernel failed: "
+                        "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (entry "
+                        "'rmsnorm_bf16_v8', grid 3, block 128"));
+}
+
+TEST_F(FakeDriver, UnknownErrorCodesStillDescribed) {
+  fake->launchResult = 12345;
+  kgen::Kernel k;
+  ASSERT_EQ(k.create(ptx, RmsnormSpec), KGEN_OK);
+  RmsnormArgs a;
+  EXPECT_EQ(k.launch(a.args, 1), KGEN_ERROR_CUDA);
+  EXPECT_THAT(kgen::lastError(), HasSubstr("cuLaunchKernel failed: CUresult "
+                                           "12345"));
+}
+
+TEST_F(FakeDriver, ConcurrentLaunchesShareOneModule) {
+  kgen::Kernel k;
+  ASSERT_EQ(k.create(ptx, RmsnormSpec), KGEN_OK);
+  std::vector<std::thread> threads;
+  std::vector<kgen_status> results(8, KGEN_ERROR_INTERNAL);
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      if (kgen_device_open(0, nullptr) != KGEN_OK)
+        return;
+      RmsnormArgs a;
+      for (int i = 0; i < 50; ++i)
+        if ((results[t] = k.launch(a.args, 1 + i)) != KGEN_OK)
+          return;
+    });
+  for (auto &t : threads)
+    t.join();
+  for (kgen_status st : results)
+    EXPECT_EQ(st, KGEN_OK);
+  EXPECT_EQ(fake->moduleLoads, 1);
+  EXPECT_EQ(fake->launches.size(), 400u);
+}
+
+TEST_F(FakeDriver, InternalApiFallsBackToOldEventSymbol) {
+  std::string err;
+  const kgen::rt::Driver *d = kgen::rt::driver(&err);
+  ASSERT_NE(d, nullptr) << err;
+  float ms = -1;
+  EXPECT_EQ(d->eventElapsedTime(&ms, nullptr, nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(ms, 0);
+  EXPECT_NE(d->ctxGetId, nullptr);
+  EXPECT_EQ(d->errorText(CUDA_SUCCESS, "cuFoo"), "");
+  EXPECT_EQ(d->errorText(CUDA_ERROR_INVALID_VALUE, "cuFoo"),
+            "cuFoo failed: CUDA_ERROR_INVALID_VALUE");
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  if (!kgen::rt::setDriverLibraryForTesting(KGEN_FAKE_CUDA_PATH)) {
+    fprintf(stderr, "could not redirect the driver\n");
+    return 1;
+  }
+  void *lib = dlopen(KGEN_FAKE_CUDA_PATH, RTLD_NOW | RTLD_LOCAL);
+  auto get =
+      lib ? reinterpret_cast<FakeCudaState *(*)()>(dlsym(lib, "fakeCudaState"))
+          : nullptr;
+  if (!get) {
+    fprintf(stderr, "cannot load %s: %s\n", KGEN_FAKE_CUDA_PATH, dlerror());
+    return 1;
+  }
+  fake = get();
+  return RUN_ALL_TESTS();
+}

@@ -1,0 +1,22 @@
+//===- Bundle.h - Emit many kernels into a folder ---------------*- C++ -*-===//
+#ifndef KGEN_TOOLS_KGEN_BUNDLE_H
+#define KGEN_TOOLS_KGEN_BUNDLE_H
+
+#include "codegen/Pipeline/Pipeline.h"
+
+#include <string>
+#include <vector>
+
+namespace kgen::tools {
+
+/// Compiles every bundled op x dtype x arch x row length (0 = the dynamic
+/// kernel) into `dir` as NAME.ptx + NAME.json, writes dir/manifest.tsv, and
+/// prints one line per kernel with its compile time. Returns the number of
+/// failures.
+int emitBundle(const std::string &dir, const std::vector<std::string> &archs,
+               const std::vector<int64_t> &lengths,
+               const codegen::CompileOptions &base);
+
+} // namespace kgen::tools
+
+#endif // KGEN_TOOLS_KGEN_BUNDLE_H
