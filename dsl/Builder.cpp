@@ -509,7 +509,9 @@ void Builder::store(const Tensor &dst, Operand value,
                     std::source_location loc) {
   if (!dst.state)
     state->fail(loc, "store()", "the destination is an empty Tensor");
-  if (dst.state == state &&
+  bool isRowExpr = !value.isNumber && !value.isTensor &&
+                   value.expr.state == state && value.expr.isRow();
+  if (dst.state == state && isRowExpr &&
       state->k.tensors[dst.index].rowLength != state->k.domain)
     state->fail(loc, "store()",
                 fmt::format("the value has {} elements but a row of '{}' has "

@@ -58,7 +58,9 @@ Value RowLowering::loadChunk(LoadOp op, Chunk &c) {
                                        acc, k);
       } else {
         Value piece = load(off, mlir::VectorType::get({w}, elem), w * bytesOf(elem));
-        acc = vector::InsertStridedSliceOp::create(b, loc, piece, acc, k, 1);
+        for (int64_t i = 0; i < w; ++i)
+          acc = vector::InsertOp::create(
+              b, loc, vector::ExtractOp::create(b, loc, piece, i), acc, k + i);
       }
     }
     return acc;
@@ -104,7 +106,9 @@ void RowLowering::storeChunk(StoreOp op, Value v, Chunk &c) {
       Value piece =
           w == vec ? v
           : w == 1 ? (Value)vector::ExtractOp::create(b, loc, v, k)
-                   : (Value)vector::ExtractStridedSliceOp::create(b, loc, v, k, w, 1);
+                   : (Value)vector::ShuffleOp::create(
+                         b, loc, v, v,
+                         llvm::to_vector(llvm::seq<int64_t>(k, k + w)));
       LLVM::StoreOp::create(b, loc, piece, gep(ptr, off, elem), w * bytesOf(elem));
     }
   };

@@ -191,11 +191,13 @@ TEST(Builder, PromotionFollowsPyTorch) {
   EXPECT_EQ(k.nodes[castX.operands[0]].kind, NodeKind::Load);
   EXPECT_EQ(k.nodes[castX.operands[0]].dtype, DType::BF16);
   EXPECT_EQ(k.nodes[na.operands[1]].kind, NodeKind::Load);
-  // The literal is a weak constant of the tensor's dtype.
+  // The literal is a weak f32 constant: with a bf16 tensor the op keeps it
+  // in f32 (PyTorch's opmath for Python scalars), and the result is bf16.
   const Node &nd = nodeOf(d, k);
+  EXPECT_EQ(nd.dtype, DType::BF16);
   const Node &lit = k.nodes[nd.operands[1]];
   EXPECT_EQ(lit.kind, NodeKind::Const);
-  EXPECT_EQ(lit.dtype, DType::BF16);
+  EXPECT_EQ(lit.dtype, DType::F32);
   EXPECT_TRUE(lit.isWeak);
   EXPECT_EQ(lit.constant, 2.5);
   EXPECT_TRUE(nodeOf(e, k).isWeak);
