@@ -18,8 +18,11 @@ namespace {
 // row is re-read instead (keeps every bundled kernel free of spills).
 constexpr int64_t kMaxRegisterElements = 64;
 // Chunks each thread aims to hold: enough independent 16-byte loads in
-// flight to cover memory latency without starving occupancy.
+// flight to cover memory latency without starving occupancy. Kernels
+// without reductions need not hold a row, so they take fewer (and more
+// threads), which also keeps transcendental-heavy bodies free of spills.
 constexpr int64_t kTargetChunks = 4;
+constexpr int64_t kTargetChunksElementwise = 2;
 // Threads per block the row groups are packed into.
 constexpr int64_t kTargetBlock = 256;
 // Threads per row for dynamic rows, whose length is unknown.
@@ -60,11 +63,13 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       reread = true;
     } else {
       int64_t nvec = llvm::divideCeil(*length, vector);
+      bool reduces = !k.getBody().getOps<ReduceOp>().empty();
+      int64_t target = reduces ? kTargetChunks : kTargetChunksElementwise;
       if (nvec <= 32)
         tpr = llvm::PowerOf2Ceil(nvec);
       else
         tpr = std::clamp<int64_t>(
-            llvm::PowerOf2Ceil(llvm::divideCeil(nvec, kTargetChunks)), 32, 1024);
+            llvm::PowerOf2Ceil(llvm::divideCeil(nvec, target)), 32, 1024);
       if (threadsPerRow)
         tpr = threadsPerRow;
       chunks = llvm::divideCeil(nvec, tpr);

@@ -1,0 +1,384 @@
+// RUN: kgen-opt %s -split-input-file -verify-diagnostics
+// One case per verifier message of codegen/Dialect/KgenOps.cpp and of
+// ScheduleAttr::verify in codegen/Dialect/KgenDialect.cpp.
+
+//===----------------------------------------------------------------------===//
+// kgen.kernel
+//===----------------------------------------------------------------------===//
+
+// expected-error@+1 {{'kgen.kernel' op returns nothing; write results with kgen.store}}
+kgen.kernel @results(%x: !kgen.rows<f32> {kgen.name = "x"}) -> f32
+    attributes {dims = {}} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
+// expected-error@+1 {{'kgen.kernel' op argument #1 has type 'memref<4xf32>'; expected a kgen tensor, a scalar or an index}}
+kgen.kernel @memref_arg(%x: !kgen.rows<f32> {kgen.name = "x"},
+                        %m: memref<4xf32> {kgen.name = "m"})
+    attributes {dims = {}} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
+// expected-error@+1 {{'kgen.kernel' op argument #0 has type 'tensor<4xf32>'; expected a kgen tensor, a scalar or an index}}
+kgen.kernel @tensor_arg(%t: tensor<4xf32> {kgen.name = "t"})
+    attributes {dims = {}} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
+// expected-error@+1 {{'kgen.kernel' op needs exactly one kgen.domain}}
+kgen.kernel @no_domain(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}} {
+  kgen.return
+}
+
+// -----
+
+// expected-error@+1 {{'kgen.kernel' op needs exactly one kgen.domain}}
+kgen.kernel @two_domains(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
+kgen.kernel @wrong_length(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {n = 4 : i64}} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  // expected-error@+1 {{'kgen.load' op produces 'tensor<8xf32>' but row values of this kernel are tensor<4x...> (see kgen.domain)}}
+  %v = kgen.load %x[%c0] : !kgen.rows<f32> -> tensor<8xf32>
+  kgen.return
+}
+
+// -----
+
+// A static row value in a kernel whose domain is dynamic.
+kgen.kernel @static_in_dynamic(%x: !kgen.rows<f32> {kgen.name = "x"},
+                               %d: index {kgen.name = "d"})
+    attributes {dims = {}} {
+  kgen.domain %d
+  %s = arith.constant 1.0 : f32
+  // expected-error@+1 {{'kgen.broadcast' op produces 'tensor<4xf32>' but row values of this kernel are tensor<?x...> (see kgen.domain)}}
+  %b = kgen.broadcast %s : f32 -> tensor<4xf32>
+  kgen.return
+}
+
+// -----
+
+// Row values are 1-D.
+kgen.kernel @rank2(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {n = 4 : i64}} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  // expected-error@+1 {{'arith.constant' op produces 'tensor<4x4xf32>' but row values of this kernel are tensor<4x...> (see kgen.domain)}}
+  %t = arith.constant dense<0.0> : tensor<4x4xf32>
+  kgen.return
+}
+
+//===----------------------------------------------------------------------===//
+// kgen.load / kgen.store
+//===----------------------------------------------------------------------===//
+
+// -----
+
+kgen.kernel @load_stride0(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {n = 4 : i64}} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  // expected-error@+1 {{'kgen.load' op stride must be >= 1, got 0}}
+  %v = kgen.load %x[%c0] {stride = 0 : i64} : !kgen.rows<f32> -> tensor<4xf32>
+  kgen.return
+}
+
+// -----
+
+kgen.kernel @store_negative_stride(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {n = 4 : i64}} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<f32> -> tensor<4xf32>
+  // expected-error@+1 {{'kgen.store' op stride must be >= 1, got -2}}
+  kgen.store %v, %x[%c0] {stride = -2 : i64} : tensor<4xf32>, !kgen.rows<f32>
+  kgen.return
+}
+
+// -----
+
+kgen.kernel @load_width0(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {n = 4 : i64}} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  // expected-error@+1 {{'kgen.load' op vector_width must be >= 1, got 0}}
+  %v = kgen.load %x[%c0] {vector_width = 0 : i64} : !kgen.rows<f32> -> tensor<4xf32>
+  kgen.return
+}
+
+// -----
+
+kgen.kernel @store_width_negative(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {n = 4 : i64}} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<f32> -> tensor<4xf32>
+  // expected-error@+1 {{'kgen.store' op vector_width must be >= 1, got -1}}
+  kgen.store %v, %x[%c0] {vector_width = -1 : i64} : tensor<4xf32>, !kgen.rows<f32>
+  kgen.return
+}
+
+// -----
+
+kgen.kernel @scalars_load_start(%s: !kgen.scalars<f32> {kgen.name = "s"})
+    attributes {dims = {n = 4 : i64}} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  // expected-error@+1 {{'kgen.load' op a !kgen.scalars tensor has one element per row and takes no start index}}
+  %v = kgen.load %s[%c0] : !kgen.scalars<f32> -> f32
+  kgen.return
+}
+
+// -----
+
+kgen.kernel @scalars_store_start(%s: !kgen.scalars<f32> {kgen.name = "s"})
+    attributes {dims = {n = 4 : i64}} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %f = arith.constant 1.0 : f32
+  // expected-error@+1 {{'kgen.store' op a !kgen.scalars tensor has one element per row and takes no start index}}
+  kgen.store %f, %s[%c0] : f32, !kgen.scalars<f32>
+  kgen.return
+}
+
+// -----
+
+kgen.kernel @scalars_load_type(%s: !kgen.scalars<f32> {kgen.name = "s"})
+    attributes {dims = {n = 4 : i64}} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  // expected-error@+1 {{'kgen.load' op value of type 'f16' does not match the element type 'f32'}}
+  %v = kgen.load %s : !kgen.scalars<f32> -> f16
+  kgen.return
+}
+
+// -----
+
+// A row value cannot go to a !kgen.scalars tensor.
+kgen.kernel @scalars_store_row(%x: !kgen.rows<f32> {kgen.name = "x"},
+                               %s: !kgen.scalars<f32> {kgen.name = "s"})
+    attributes {dims = {n = 4 : i64}} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<f32> -> tensor<4xf32>
+  // expected-error@+1 {{'kgen.store' op value of type 'tensor<4xf32>' does not match the element type 'f32'}}
+  kgen.store %v, %s : tensor<4xf32>, !kgen.scalars<f32>
+  kgen.return
+}
+
+// -----
+
+kgen.kernel @rows_load_no_start(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {n = 4 : i64}} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  // expected-error@+1 {{'kgen.load' op needs a start index into the row}}
+  %v = kgen.load %x : !kgen.rows<f32> -> tensor<4xf32>
+  kgen.return
+}
+
+// -----
+
+kgen.kernel @rows_store_no_start(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {n = 4 : i64}} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<f32> -> tensor<4xf32>
+  // expected-error@+1 {{'kgen.store' op needs a start index into the row}}
+  kgen.store %v, %x : tensor<4xf32>, !kgen.rows<f32>
+  kgen.return
+}
+
+// -----
+
+kgen.kernel @vector_load_no_start(%w: !kgen.vector<f32> {kgen.name = "w"})
+    attributes {dims = {n = 4 : i64}} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  // expected-error@+1 {{'kgen.load' op needs a start index into the row}}
+  %v = kgen.load %w : !kgen.vector<f32> -> tensor<4xf32>
+  kgen.return
+}
+
+// -----
+
+kgen.kernel @row_elem_type(%x: !kgen.rows<bf16> {kgen.name = "x"})
+    attributes {dims = {n = 4 : i64}} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  // expected-error@+1 {{'kgen.load' op row value of type 'tensor<4xf32>' must be a 1-D tensor of 'bf16'}}
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<4xf32>
+  kgen.return
+}
+
+// -----
+
+kgen.kernel @row_scalar(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {n = 4 : i64}} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  // expected-error@+1 {{'kgen.load' op row value of type 'f32' must be a 1-D tensor of 'f32'}}
+  %v = kgen.load %x[%c0] : !kgen.rows<f32> -> f32
+  kgen.return
+}
+
+// -----
+
+kgen.kernel @store_row_elem_type(%x: !kgen.rows<f32> {kgen.name = "x"},
+                                 %y: !kgen.rows<f16> {kgen.name = "y"})
+    attributes {dims = {n = 4 : i64}} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<f32> -> tensor<4xf32>
+  // expected-error@+1 {{'kgen.store' op row value of type 'tensor<4xf32>' must be a 1-D tensor of 'f16'}}
+  kgen.store %v, %y[%c0] : tensor<4xf32>, !kgen.rows<f16>
+  kgen.return
+}
+
+// -----
+
+kgen.kernel @store_vector(%x: !kgen.rows<f32> {kgen.name = "x"},
+                          %w: !kgen.vector<f32> {kgen.name = "w"})
+    attributes {dims = {n = 4 : i64}} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<f32> -> tensor<4xf32>
+  // expected-error@+1 {{'kgen.store' op cannot write a !kgen.vector: it is shared by all rows}}
+  kgen.store %v, %w[%c0] : tensor<4xf32>, !kgen.vector<f32>
+  kgen.return
+}
+
+//===----------------------------------------------------------------------===//
+// kgen.broadcast
+//===----------------------------------------------------------------------===//
+
+// -----
+
+kgen.kernel @broadcast_type(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {n = 4 : i64}} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  %s = arith.constant 1.0 : f32
+  // expected-error@+1 {{'kgen.broadcast' op result element type 'f16' differs from the input type 'f32'}}
+  %b = kgen.broadcast %s : f32 -> tensor<4xf16>
+  kgen.return
+}
+
+//===----------------------------------------------------------------------===//
+// #kgen.schedule (ScheduleAttr::verify)
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error@+2 {{vector must be in [1, 16], got 0}}
+kgen.kernel @vector0(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 0, threadsPerRow = 32, rowsPerBlock = 1, chunks = 1, reread = false>} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
+// expected-error@+2 {{vector must be in [1, 16], got 32}}
+kgen.kernel @vector32(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 32, threadsPerRow = 32, rowsPerBlock = 1, chunks = 1, reread = false>} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
+// expected-error@+2 {{threads_per_row must be a power of two in [1, 1024], got 48}}
+kgen.kernel @tpr_not_pow2(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 48, rowsPerBlock = 1, chunks = 1, reread = false>} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
+// expected-error@+2 {{threads_per_row must be a power of two in [1, 1024], got 2048}}
+kgen.kernel @tpr_too_big(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 2048, rowsPerBlock = 1, chunks = 1, reread = false>} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
+// expected-error@+2 {{threads_per_row must be a power of two in [1, 1024], got 0}}
+kgen.kernel @tpr0(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 0, rowsPerBlock = 1, chunks = 1, reread = false>} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
+// expected-error@+2 {{a block of threads_per_row * rows_per_block = 2048 threads is outside [1, 1024]}}
+kgen.kernel @block_too_big(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 256, rowsPerBlock = 8, chunks = 1, reread = false>} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
+// expected-error@+2 {{a block of threads_per_row * rows_per_block = 0 threads is outside [1, 1024]}}
+kgen.kernel @rpb0(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 32, rowsPerBlock = 0, chunks = 1, reread = false>} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
+// expected-error@+2 {{chunks must be >= 0, got -1}}
+kgen.kernel @chunks_negative(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 32, rowsPerBlock = 1, chunks = -1, reread = false>} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}

@@ -1,0 +1,64 @@
+// RUN: kgen-opt %s --kgen-make-variants | FileCheck %s
+// Running the pass again changes nothing: kernels with kgen.variant are split.
+// RUN: kgen-opt %s --kgen-make-variants --kgen-make-variants | FileCheck %s
+
+// Each kernel becomes @NAME_vec (16-byte aligned tensors, dynamic dims a
+// multiple of 16) followed by @NAME_any (element alignment, no divisibility).
+// Scalars (f32, i32) get no assumption. The body is cloned unchanged.
+
+// CHECK-LABEL: kgen.kernel @k_vec(
+// CHECK-SAME: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"}
+// CHECK-SAME: !kgen.vector<f32> {kgen.align = 16 : i64, kgen.name = "w"}
+// CHECK-SAME: !kgen.scalars<i8> {kgen.align = 16 : i64, kgen.name = "s"}
+// CHECK-SAME: f32 {kgen.name = "eps"}
+// CHECK-SAME: i32 {kgen.name = "k"}
+// CHECK-SAME: index {kgen.divisibility = 16 : i64, kgen.name = "d"}
+// CHECK-SAME: index {kgen.divisibility = 16 : i64, kgen.name = "e"})
+// CHECK-SAME: attributes {dims = {}, kgen.variant = "vec"}
+// CHECK-NEXT: kgen.domain
+// CHECK-NEXT: arith.constant 3 : index
+// CHECK-NEXT: kgen.load %{{.+}}[%{{.+}}] : !kgen.rows<bf16> -> tensor<?xbf16>
+// CHECK-NEXT: kgen.store
+// CHECK-NEXT: kgen.return
+
+// Element alignment: 2 bytes for bf16, 4 for f32, 1 for i8.
+// CHECK-LABEL: kgen.kernel @k_any(
+// CHECK-SAME: !kgen.rows<bf16> {kgen.align = 2 : i64, kgen.name = "x"}
+// CHECK-SAME: !kgen.vector<f32> {kgen.align = 4 : i64, kgen.name = "w"}
+// CHECK-SAME: !kgen.scalars<i8> {kgen.align = 1 : i64, kgen.name = "s"}
+// CHECK-SAME: f32 {kgen.name = "eps"}
+// CHECK-SAME: i32 {kgen.name = "k"}
+// CHECK-SAME: index {kgen.divisibility = 1 : i64, kgen.name = "d"}
+// CHECK-SAME: index {kgen.divisibility = 1 : i64, kgen.name = "e"})
+// CHECK-SAME: attributes {dims = {}, kgen.variant = "any"}
+// CHECK-NEXT: kgen.domain
+// CHECK-NEXT: arith.constant 3 : index
+// CHECK-NEXT: kgen.load %{{.+}}[%{{.+}}] : !kgen.rows<bf16> -> tensor<?xbf16>
+// CHECK-NEXT: kgen.store
+// CHECK-NEXT: kgen.return
+kgen.kernel @k(%x: !kgen.rows<bf16> {kgen.name = "x"},
+               %w: !kgen.vector<f32> {kgen.name = "w"},
+               %s: !kgen.scalars<i8> {kgen.name = "s"},
+               %eps: f32 {kgen.name = "eps"},
+               %k: i32 {kgen.name = "k"},
+               %d: index {kgen.name = "d"},
+               %e: index {kgen.name = "e"}) attributes {dims = {}} {
+  kgen.domain %d
+  %c3 = arith.constant 3 : index
+  %v = kgen.load %x[%c3] : !kgen.rows<bf16> -> tensor<?xbf16>
+  kgen.store %v, %x[%c3] : tensor<?xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
+// A kernel that is already a variant is left alone: no renaming, no
+// assumptions, no clone.
+// CHECK-LABEL: kgen.kernel @done(
+// CHECK-SAME: %{{[a-z0-9]+}}: !kgen.rows<f32> {kgen.name = "x"})
+// CHECK-SAME: attributes {dims = {n = 4 : i64}, kgen.variant = "any"}
+// CHECK-NOT: kgen.kernel
+kgen.kernel @done(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {n = 4 : i64}, kgen.variant = "any"} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}

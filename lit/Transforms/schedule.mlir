@@ -1,0 +1,169 @@
+// RUN: kgen-opt %s --kgen-schedule | FileCheck %s
+// RUN: kgen-opt %s --kgen-schedule=threads-per-row=32 | FileCheck %s --check-prefix=TPR32
+// RUN: kgen-opt %s --kgen-schedule=rows-per-block=1 | FileCheck %s --check-prefix=RPB1
+// RUN: kgen-opt %s --kgen-schedule="threads-per-row=64 rows-per-block=2" | FileCheck %s --check-prefix=BOTH
+// RUN: not kgen-opt %s --kgen-schedule=threads-per-row=48 2>&1 | FileCheck %s --check-prefix=BADTPR
+// RUN: not kgen-opt %s --kgen-schedule="threads-per-row=512 rows-per-block=4" 2>&1 | FileCheck %s --check-prefix=BADBLOCK
+
+// A chunk is 16 bytes of the widest dtype a row access moves; threads per
+// row give each thread about 4 chunks (at least 32 threads once the row has
+// more than 32 chunks); rows per block fill 256 threads; the row is re-read
+// when a thread would hold more than 64 elements, or the length is dynamic.
+
+// bf16, 4096: 512 chunks of 8 -> 128 threads x 4 chunks (32 elements).
+// CHECK-LABEL: kgen.kernel @bf16_4096(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 128, rowsPerBlock = 2, chunks = 4, reread = false>
+// Forced 32 threads: 16 chunks x 8 = 128 elements per thread -> re-read.
+// TPR32-LABEL: kgen.kernel @bf16_4096(
+// TPR32-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 16, reread = true>
+// RPB1-LABEL: kgen.kernel @bf16_4096(
+// RPB1-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 128, rowsPerBlock = 1, chunks = 4, reread = false>
+// BOTH-LABEL: kgen.kernel @bf16_4096(
+// BOTH-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 64, rowsPerBlock = 2, chunks = 8, reread = false>
+kgen.kernel @bf16_4096(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                       %y: !kgen.rows<bf16> {kgen.name = "y"})
+    attributes {dims = {n = 4096 : i64}} {
+  %n = arith.constant 4096 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<4096xbf16>
+  kgen.store %v, %y[%c0] : tensor<4096xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
+// f32, 4096: 1024 chunks of 4 -> 256 threads x 4 chunks, one row per block.
+// CHECK-LABEL: kgen.kernel @f32_4096(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 4, threadsPerRow = 256, rowsPerBlock = 1, chunks = 4, reread = false>
+kgen.kernel @f32_4096(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {n = 4096 : i64}} {
+  %n = arith.constant 4096 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<f32> -> tensor<4096xf32>
+  kgen.store %v, %x[%c0] : tensor<4096xf32>, !kgen.rows<f32>
+  kgen.return
+}
+
+// Loads bf16 but stores f32: the widest access (f32) sets the chunk to 4.
+// 1024 chunks -> 256 threads.
+// CHECK-LABEL: kgen.kernel @mixed_widest_store(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 4, threadsPerRow = 256, rowsPerBlock = 1, chunks = 4, reread = false>
+kgen.kernel @mixed_widest_store(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                                %y: !kgen.rows<f32> {kgen.name = "y"})
+    attributes {dims = {n = 4096 : i64}} {
+  %n = arith.constant 4096 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<4096xbf16>
+  %f = arith.extf %v : tensor<4096xbf16> to tensor<4096xf32>
+  kgen.store %f, %y[%c0] : tensor<4096xf32>, !kgen.rows<f32>
+  kgen.return
+}
+
+// i8 rows: 16 elements per chunk. The f32 scalar load is not a row access
+// and does not widen the chunk. 1024 / 16 = 64 chunks -> 32 threads x 2.
+// CHECK-LABEL: kgen.kernel @i8_1024(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 16, threadsPerRow = 32, rowsPerBlock = 8, chunks = 2, reread = false>
+kgen.kernel @i8_1024(%x: !kgen.rows<i8> {kgen.name = "x"},
+                     %s: !kgen.scalars<f32> {kgen.name = "s"})
+    attributes {dims = {n = 1024 : i64}} {
+  %n = arith.constant 1024 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<i8> -> tensor<1024xi8>
+  %f = kgen.load %s : !kgen.scalars<f32> -> f32
+  kgen.store %v, %x[%c0] : tensor<1024xi8>, !kgen.rows<i8>
+  kgen.return
+}
+
+// A tiny row: 64 bf16 = 8 chunks -> 8 threads per row (less than a warp),
+// one chunk each, 32 rows per block.
+// CHECK-LABEL: kgen.kernel @tiny_64(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 8, rowsPerBlock = 32, chunks = 1, reread = false>
+// TPR32-LABEL: kgen.kernel @tiny_64(
+// TPR32-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 1, reread = false>
+// RPB1-LABEL: kgen.kernel @tiny_64(
+// RPB1-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 8, rowsPerBlock = 1, chunks = 1, reread = false>
+kgen.kernel @tiny_64(%x: !kgen.rows<bf16> {kgen.name = "x"})
+    attributes {dims = {n = 64 : i64}} {
+  %n = arith.constant 64 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<64xbf16>
+  kgen.store %v, %x[%c0] : tensor<64xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
+// Fewer elements than a chunk: one thread per row, 256 rows per block.
+// CHECK-LABEL: kgen.kernel @three(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 4, threadsPerRow = 1, rowsPerBlock = 256, chunks = 1, reread = false>
+kgen.kernel @three(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {n = 3 : i64}} {
+  %n = arith.constant 3 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<f32> -> tensor<3xf32>
+  kgen.store %v, %x[%c0] : tensor<3xf32>, !kgen.rows<f32>
+  kgen.return
+}
+
+// 1000 bf16 = 125 chunks (the last one partial) -> 32 threads x 4 chunks.
+// CHECK-LABEL: kgen.kernel @bf16_1000(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 4, reread = false>
+kgen.kernel @bf16_1000(%x: !kgen.rows<bf16> {kgen.name = "x"})
+    attributes {dims = {n = 1000 : i64}} {
+  %n = arith.constant 1000 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<1000xbf16>
+  kgen.store %v, %x[%c0] : tensor<1000xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
+// The longest row kept in registers: 65536 bf16 -> 1024 threads x 8 chunks
+// = 64 elements per thread.
+// CHECK-LABEL: kgen.kernel @bf16_65536(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 1024, rowsPerBlock = 1, chunks = 8, reread = false>
+kgen.kernel @bf16_65536(%x: !kgen.rows<bf16> {kgen.name = "x"})
+    attributes {dims = {n = 65536 : i64}} {
+  %n = arith.constant 65536 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<65536xbf16>
+  kgen.store %v, %x[%c0] : tensor<65536xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
+// A long row: 131072 bf16 -> 1024 threads (the cap) x 16 chunks = 128
+// elements per thread -> re-read.
+// CHECK-LABEL: kgen.kernel @bf16_131072(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 1024, rowsPerBlock = 1, chunks = 16, reread = true>
+kgen.kernel @bf16_131072(%x: !kgen.rows<bf16> {kgen.name = "x"})
+    attributes {dims = {n = 131072 : i64}} {
+  %n = arith.constant 131072 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<131072xbf16>
+  kgen.store %v, %x[%c0] : tensor<131072xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
+// A dynamic domain: 256 threads per row, no chunk count, re-read.
+// CHECK-LABEL: kgen.kernel @dynamic(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 0, reread = true>
+// TPR32-LABEL: kgen.kernel @dynamic(
+// TPR32-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 0, reread = true>
+// BOTH-LABEL: kgen.kernel @dynamic(
+// BOTH-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 64, rowsPerBlock = 2, chunks = 0, reread = true>
+kgen.kernel @dynamic(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                     %d: index {kgen.name = "d"}) attributes {dims = {}} {
+  kgen.domain %d
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<?xbf16>
+  kgen.store %v, %x[%c0] : tensor<?xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
+// A forced schedule that #kgen.schedule rejects fails the pass.
+// BADTPR: error: 'kgen.kernel' op invalid schedule: threads_per_row must be a power of two in [1, 1024], got 48
+// BADBLOCK: error: 'kgen.kernel' op invalid schedule: a block of threads_per_row * rows_per_block = 2048 threads is outside [1, 1024]

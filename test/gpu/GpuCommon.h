@@ -1,0 +1,137 @@
+//===- GpuCommon.h - Shared by the GPU tests and the bench ------*- C++ -*-===//
+//
+// Reading a kernels folder (manifest.tsv + NAME.ptx + NAME.json, as
+// `kgen bundle` writes it), loading its kernels through the runtime's C API,
+// device memory through the runtime's dlopen'ed driver table, and a few host
+// helpers. Only the C API of the runtime is used here: runtime/KgenRuntime.hpp
+// declares a class kgen::Kernel that clashes with the DSL's struct
+// kgen::Kernel (dsl/Graph.h), so the two headers cannot meet in one TU.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KGEN_TEST_GPU_GPUCOMMON_H
+#define KGEN_TEST_GPU_GPUCOMMON_H
+
+#include "dsl/Graph.h"
+#include "ops/Registry.h"
+#include "runtime/Driver.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace kgen::gpu {
+
+struct ManifestEntry {
+  std::string name;  ///< NAME of NAME.ptx / NAME.json
+  std::string op;
+  std::string dtype;
+  std::string arch;
+  int64_t length = 0; ///< 0: the dynamic kernel
+};
+
+bool readTextFile(const std::string &path, std::string &out);
+/// Reads dir/manifest.tsv. False with a reason in err.
+bool readManifest(const std::string &dir, std::vector<ManifestEntry> &out,
+                  std::string &err);
+
+/// The kernel's launch ABI as LowerToGPU builds it (codegen/Transforms/
+/// LowerToGPU.cpp): ptr:T for every tensor, stride:T for every Rows tensor,
+/// then scalar:P / dim:D in entry order (tensors, params, dims), then rows.
+/// `dynamicDims` are the dims that stay run-time arguments.
+std::vector<std::string> expectedAbi(const Kernel &k,
+                                     const std::vector<std::string> &dynamicDims);
+
+/// The number of .param of `.entry NAME(` in PTX text; -1 if absent.
+int ptxParamCount(const std::string &ptx, const std::string &entry);
+
+/// A loaded kernel (C API), move-only.
+struct RtKernel {
+  kgen_kernel *k = nullptr;
+  ManifestEntry entry;
+  const ops::OpDef *op = nullptr;
+  DType dtype = DType::F32;
+  Kernel dsl;                          ///< op->build(dtype)
+  std::vector<std::string> variants;   ///< entry names
+  std::vector<std::string> paramNames; ///< spec param order
+  std::vector<kgen_param_info> params;
+  bool abiPatched = false; ///< the spec's abi lists were empty (see .cpp)
+
+  RtKernel() = default;
+  RtKernel(const RtKernel &) = delete;
+  RtKernel &operator=(const RtKernel &) = delete;
+  RtKernel(RtKernel &&o) noexcept { *this = std::move(o); }
+  RtKernel &operator=(RtKernel &&o) noexcept;
+  ~RtKernel();
+};
+
+/// Loads dir/NAME.ptx + NAME.json. Works without a GPU. If the spec's "abi"
+/// arrays are empty, fills them with expectedAbi() (workaround for
+/// codegen/Pipeline/Spec.cpp looking for gpu.func after they became
+/// llvm.func) and sets abiPatched. Checks that every variant's entry exists
+/// in the PTX with as many params as the ABI has slots.
+bool loadKernel(const std::string &dir, const ManifestEntry &e, RtKernel &out,
+                std::string &err);
+
+kgen_dtype toKgen(DType t);
+
+/// Opens the driver and device 0 (primary context current on this thread).
+/// nullptr with the reason when there is no driver or no GPU.
+const rt::Driver *openGpu(std::string &why);
+
+/// Device memory (freed on destruction). Poison = memset 0xFF (a NaN in every
+/// float dtype).
+class DeviceBuffer {
+public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  DeviceBuffer(DeviceBuffer &&o) noexcept;
+  DeviceBuffer &operator=(DeviceBuffer &&o) noexcept;
+  ~DeviceBuffer();
+  /// False with a reason on failure.
+  bool allocate(const rt::Driver *d, size_t bytes, std::string &err);
+  CUdeviceptr ptr() const { return p; }
+  size_t size() const { return bytes; }
+  void reset();
+
+private:
+  const rt::Driver *d = nullptr;
+  CUdeviceptr p = 0;
+  size_t bytes = 0;
+};
+
+/// Fills `bytes` bytes at dst with `pattern` repeated (pattern.size() bytes
+/// per period), doubling with device-to-device copies. Element i of the
+/// buffer (elemBytes each) is pattern element i % (pattern.size()/elemBytes).
+bool fillRepeating(const rt::Driver *d, CUdeviceptr dst, size_t bytes,
+                   const std::vector<uint8_t> &pattern, std::string &err);
+
+/// Host memory for device-to-host copies: pinned (cuMemHostAlloc from the
+/// already loaded libcuda.so.1) when possible, else ordinary memory. Grows
+/// only.
+class HostStaging {
+public:
+  ~HostStaging();
+  uint8_t *get(size_t bytes);
+  bool pinned() const { return isPinned; }
+
+private:
+  uint8_t *data = nullptr;
+  size_t capacity = 0;
+  bool isPinned = false;
+};
+
+/// Calls fn(i) for i in [0, n) on up to `threads` threads (0: all cores).
+void parallelFor(size_t n, const std::function<void(size_t)> &fn,
+                 unsigned threads = 0);
+
+/// "1.5 GiB"
+std::string humanBytes(double bytes);
+
+/// Comma separated integers ("1,7,128").
+std::vector<int64_t> parseIntList(const std::string &s);
+
+} // namespace kgen::gpu
+
+#endif // KGEN_TEST_GPU_GPUCOMMON_H
