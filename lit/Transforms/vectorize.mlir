@@ -163,29 +163,6 @@ kgen.kernel @strided(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x
 // d16 - 8: an op the analysis does not know gives divisor 1.
 // CHECK-NEXT: %[[S6:.+]] = arith.subi %[[D16]], %c8
 // CHECK-NEXT: kgen.load %[[X]][%[[S6]]] {vector_width = 1 : i64}
-kgen.kernel @dynamic_starts(
-// %d16 (multiple of 16)
-// CHECK: kgen.load %{{.+}}[%{{.+}}] {vector_width = 8 : i64}
-// %d1 (divisibility 1)
-// CHECK-NEXT: kgen.load %{{.+}}[%{{.+}}] {vector_width = 1 : i64}
-// %dn (no attribute)
-// CHECK-NEXT: kgen.load %{{.+}}[%{{.+}}] {vector_width = 1 : i64}
-// %d2 (multiple of 2: 4 bytes)
-// CHECK-NEXT: kgen.load %{{.+}}[%{{.+}}] {vector_width = 2 : i64}
-// %d16 + 8
-// CHECK-NEXT: kgen.load %{{.+}}[%{{.+}}] {vector_width = 8 : i64}
-// %d16 + 4
-// CHECK-NEXT: kgen.load %{{.+}}[%{{.+}}] {vector_width = 4 : i64}
-// %d16 + 1
-// CHECK-NEXT: kgen.load %{{.+}}[%{{.+}}] {vector_width = 1 : i64}
-// %d1 * 4
-// CHECK-NEXT: kgen.load %{{.+}}[%{{.+}}] {vector_width = 4 : i64}
-// %d2 * %d2
-// CHECK-NEXT: kgen.load %{{.+}}[%{{.+}}] {vector_width = 4 : i64}
-// %d1 * 0 (zero: divisible by anything)
-// CHECK-NEXT: kgen.load %{{.+}}[%{{.+}}] {vector_width = 8 : i64}
-// %d16 - 8: an op the analysis does not know -> divisor 1
-// CHECK-NEXT: kgen.load %{{.+}}[%{{.+}}] {vector_width = 1 : i64}
 kgen.kernel @dynamic_starts(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
                             %d16: index {kgen.divisibility = 16 : i64, kgen.name = "d16"},
                             %d1: index {kgen.divisibility = 1 : i64, kgen.name = "d1"},

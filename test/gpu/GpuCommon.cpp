@@ -1,0 +1,443 @@
+//===- GpuCommon.cpp - Shared by the GPU tests and the bench --------------===//
+#include "GpuCommon.h"
+
+#include "dsl/DType.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace kgen::gpu {
+
+bool readTextFile(const std::string &path, std::string &out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return true;
+}
+
+static std::vector<std::string> split(const std::string &s, char sep) {
+  std::vector<std::string> parts;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) {
+      parts.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  parts.push_back(cur);
+  return parts;
+}
+
+bool readManifest(const std::string &dir, std::vector<ManifestEntry> &out,
+                  std::string &err) {
+  std::string text;
+  std::string path = dir + "/manifest.tsv";
+  if (!readTextFile(path, text)) {
+    err = "cannot read " + path;
+    return false;
+  }
+  out.clear();
+  std::istringstream in(text);
+  std::string line;
+  int lineNo = 0;
+  while (std::getline(in, line)) {
+    ++lineNo;
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
+    if (line.empty() || line[0] == '#')
+      continue;
+    std::vector<std::string> f = split(line, '\t');
+    if (f.size() < 5) {
+      err = path + ":" + std::to_string(lineNo) + ": expected at least 5 "
+                                                  "tab-separated fields";
+      return false;
+    }
+    ManifestEntry e{f[0], f[1], f[2], f[3], 0};
+    char *end = nullptr;
+    e.length = std::strtoll(f[4].c_str(), &end, 10);
+    if (end == f[4].c_str() || e.length < 0) {
+      err = path + ":" + std::to_string(lineNo) + ": bad length '" + f[4] + "'";
+      return false;
+    }
+    out.push_back(e);
+  }
+  if (out.empty()) {
+    err = path + " lists no kernels";
+    return false;
+  }
+  return true;
+}
+
+std::vector<std::string>
+expectedAbi(const Kernel &k, const std::vector<std::string> &dynamicDims) {
+  std::vector<std::string> abi;
+  for (const TensorDecl &t : k.tensors)
+    abi.push_back("ptr:" + t.name);
+  for (const TensorDecl &t : k.tensors)
+    if (t.layout == Layout::Rows)
+      abi.push_back("stride:" + t.name);
+  for (const ParamDecl &p : k.params)
+    abi.push_back("scalar:" + p.name);
+  for (const std::string &d : k.dims)
+    if (std::find(dynamicDims.begin(), dynamicDims.end(), d) !=
+        dynamicDims.end())
+      abi.push_back("dim:" + d);
+  abi.push_back("rows");
+  return abi;
+}
+
+int ptxParamCount(const std::string &ptx, const std::string &entry) {
+  std::string key = ".entry " + entry + "(";
+  size_t at = ptx.find(key);
+  if (at == std::string::npos)
+    return -1;
+  size_t close = ptx.find(')', at);
+  if (close == std::string::npos)
+    return -1;
+  int n = 0;
+  for (size_t p = ptx.find(".param", at); p != std::string::npos && p < close;
+       p = ptx.find(".param", p + 6))
+    ++n;
+  return n;
+}
+
+RtKernel &RtKernel::operator=(RtKernel &&o) noexcept {
+  if (this != &o) {
+    kgen_kernel_destroy(k);
+    k = o.k;
+    o.k = nullptr;
+    entry = std::move(o.entry);
+    op = o.op;
+    dtype = o.dtype;
+    dsl = std::move(o.dsl);
+    variants = std::move(o.variants);
+    paramNames = std::move(o.paramNames);
+    params = std::move(o.params);
+    abiPatched = o.abiPatched;
+  }
+  return *this;
+}
+
+RtKernel::~RtKernel() { kgen_kernel_destroy(k); }
+
+static bool createKernel(const std::string &ptx, const std::string &json,
+                         kgen_kernel **out, std::string &err) {
+  if (kgen_kernel_create(ptx.data(), ptx.size(), json.data(), json.size(),
+                         out) != KGEN_OK) {
+    err = std::string("kgen_kernel_create: ") + kgen_last_error();
+    return false;
+  }
+  return true;
+}
+
+bool loadKernel(const std::string &dir, const ManifestEntry &e, RtKernel &out,
+                std::string &err) {
+  out = RtKernel();
+  out.entry = e;
+  out.op = ops::findOp(e.op);
+  if (!out.op) {
+    err = e.name + ": unknown op '" + e.op + "'";
+    return false;
+  }
+  std::optional<DType> dt = parseDType(e.dtype);
+  if (!dt) {
+    err = e.name + ": unknown dtype '" + e.dtype + "'";
+    return false;
+  }
+  out.dtype = *dt;
+  try {
+    out.dsl = out.op->build(*dt);
+  } catch (const std::exception &ex) {
+    err = e.name + ": building the DSL kernel failed: " + ex.what();
+    return false;
+  }
+  std::string ptx, json;
+  if (!readTextFile(dir + "/" + e.name + ".ptx", ptx) ||
+      !readTextFile(dir + "/" + e.name + ".json", json)) {
+    err = e.name + ": cannot read " + dir + "/" + e.name + ".{ptx,json}";
+    return false;
+  }
+  kgen_kernel *k = nullptr;
+  if (!createKernel(ptx, json, &k, err)) {
+    err = e.name + ": " + err;
+    return false;
+  }
+  out.k = k;
+  kgen_kernel_info info{};
+  kgen_kernel_get_info(k, &info);
+  std::vector<std::string> dynamicDims;
+  for (size_t i = 0; i < info.num_params; ++i) {
+    kgen_param_info p{};
+    kgen_kernel_get_param(k, i, &p);
+    out.params.push_back(p);
+    out.paramNames.push_back(p.name);
+    if (p.kind == KGEN_ARG_DIM)
+      dynamicDims.push_back(p.name);
+  }
+  std::vector<std::string> abi = expectedAbi(out.dsl, dynamicDims);
+
+  // Workaround: `kgen bundle` (codegen/Pipeline/Spec.cpp, writeSpec) writes
+  // "abi": [] for every variant, so the runtime would launch with no
+  // parameters. Fill in the ABI LowerToGPU gives the entry.
+  const std::string empty = "\"abi\": []";
+  if (json.find(empty) != std::string::npos) {
+    std::string list = "\"abi\": [";
+    for (size_t i = 0; i < abi.size(); ++i)
+      list += (i ? ", \"" : "\"") + abi[i] + "\"";
+    list += "]";
+    for (size_t at = json.find(empty); at != std::string::npos;
+         at = json.find(empty, at + list.size()))
+      json.replace(at, empty.size(), list);
+    kgen_kernel *patched = nullptr;
+    if (!createKernel(ptx, json, &patched, err)) {
+      err = e.name + " (abi patched): " + err;
+      return false;
+    }
+    kgen_kernel_destroy(out.k);
+    out.k = patched;
+    out.abiPatched = true;
+    // The param infos point into the old kernel: read them again.
+    out.params.clear();
+    for (size_t i = 0; i < info.num_params; ++i) {
+      kgen_param_info p{};
+      kgen_kernel_get_param(out.k, i, &p);
+      out.params.push_back(p);
+    }
+  }
+  kgen_kernel_get_info(out.k, &info);
+  for (size_t v = 0; v < info.num_variants; ++v) {
+    kgen_variant_info vi{};
+    kgen_kernel_get_variant(out.k, v, &vi);
+    out.variants.push_back(vi.entry);
+    int n = ptxParamCount(ptx, vi.entry);
+    if (n != static_cast<int>(abi.size())) {
+      err = e.name + ": entry " + vi.entry + " has " + std::to_string(n) +
+            " params in the PTX but the ABI has " + std::to_string(abi.size()) +
+            " slots";
+      return false;
+    }
+  }
+  if (out.variants.empty()) {
+    err = e.name + ": the spec has no variants";
+    return false;
+  }
+  return true;
+}
+
+kgen_dtype toKgen(DType t) {
+  switch (t) {
+  case DType::F32:
+    return KGEN_F32;
+  case DType::F16:
+    return KGEN_F16;
+  case DType::BF16:
+    return KGEN_BF16;
+  case DType::F8E4M3:
+    return KGEN_F8E4M3;
+  case DType::F8E5M2:
+    return KGEN_F8E5M2;
+  case DType::I32:
+    return KGEN_I32;
+  case DType::I64:
+  case DType::Bool:
+    return KGEN_I64;
+  }
+  return KGEN_F32;
+}
+
+const rt::Driver *openGpu(std::string &why) {
+  kgen_status st = KGEN_OK;
+  const rt::Driver *d = rt::driver(&why, &st);
+  if (!d)
+    return nullptr;
+  int count = 0;
+  if (d->deviceGetCount(&count) != CUDA_SUCCESS || count < 1) {
+    why = "no CUDA device";
+    return nullptr;
+  }
+  if (kgen_device_open(0, nullptr) != KGEN_OK) {
+    why = kgen_last_error();
+    return nullptr;
+  }
+  return d;
+}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer &&o) noexcept { *this = std::move(o); }
+
+DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&o) noexcept {
+  if (this != &o) {
+    reset();
+    d = o.d;
+    p = o.p;
+    bytes = o.bytes;
+    o.p = 0;
+    o.bytes = 0;
+  }
+  return *this;
+}
+
+DeviceBuffer::~DeviceBuffer() { reset(); }
+
+void DeviceBuffer::reset() {
+  if (p && d)
+    d->memFree(p);
+  p = 0;
+  bytes = 0;
+}
+
+bool DeviceBuffer::allocate(const rt::Driver *drv, size_t n, std::string &err) {
+  reset();
+  d = drv;
+  CUresult r = d->memAlloc(&p, n ? n : 1);
+  if (r != CUDA_SUCCESS) {
+    err = d->errorText(r, "cuMemAlloc") + " (" + humanBytes(double(n)) + ")";
+    p = 0;
+    return false;
+  }
+  bytes = n;
+  return true;
+}
+
+bool fillRepeating(const rt::Driver *d, CUdeviceptr dst, size_t bytes,
+                   const std::vector<uint8_t> &pattern, std::string &err) {
+  if (!bytes)
+    return true;
+  size_t first = std::min(bytes, pattern.size());
+  CUresult r = d->memcpyHtoD(dst, pattern.data(), first);
+  if (r != CUDA_SUCCESS) {
+    err = d->errorText(r, "cuMemcpyHtoD");
+    return false;
+  }
+  // Copies whole periods only, so that element i stays pattern[i % period].
+  size_t filled = first;
+  while (filled < bytes) {
+    size_t n = std::min(filled, bytes - filled);
+    r = d->memcpyDtoD(dst + filled, dst, n);
+    if (r != CUDA_SUCCESS) {
+      err = d->errorText(r, "cuMemcpyDtoD");
+      return false;
+    }
+    filled += n;
+  }
+  return true;
+}
+
+namespace {
+using MemHostAllocFn = CUresult (*)(void **, size_t, unsigned);
+using MemFreeHostFn = CUresult (*)(void *);
+
+struct PinnedApi {
+  MemHostAllocFn alloc = nullptr;
+  MemFreeHostFn free = nullptr;
+};
+
+const PinnedApi &pinnedApi() {
+  static PinnedApi api = [] {
+    PinnedApi a;
+    if (std::getenv("KGEN_GPU_NO_PINNED"))
+      return a;
+    // The runtime already loaded libcuda.so.1; only look it up.
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!lib)
+      return a;
+    a.alloc = reinterpret_cast<MemHostAllocFn>(dlsym(lib, "cuMemHostAlloc"));
+    a.free = reinterpret_cast<MemFreeHostFn>(dlsym(lib, "cuMemFreeHost"));
+    if (!a.alloc || !a.free)
+      a = PinnedApi();
+    return a;
+  }();
+  return api;
+}
+} // namespace
+
+HostStaging::~HostStaging() {
+  if (!data)
+    return;
+  if (isPinned)
+    pinnedApi().free(data);
+  else
+    std::free(data);
+}
+
+uint8_t *HostStaging::get(size_t bytes) {
+  if (bytes <= capacity)
+    return data;
+  if (data) {
+    if (isPinned)
+      pinnedApi().free(data);
+    else
+      std::free(data);
+    data = nullptr;
+  }
+  capacity = 0;
+  isPinned = false;
+  size_t want = bytes + (bytes >> 3); // some slack: fewer regrowths
+  const PinnedApi &api = pinnedApi();
+  void *p = nullptr;
+  if (api.alloc && api.alloc(&p, want, 0) == CUDA_SUCCESS && p) {
+    isPinned = true;
+  } else {
+    p = std::malloc(want);
+    if (!p)
+      return nullptr;
+  }
+  data = static_cast<uint8_t *>(p);
+  capacity = want;
+  return data;
+}
+
+void parallelFor(size_t n, const std::function<void(size_t)> &fn,
+                 unsigned threads) {
+  if (!threads)
+    threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<size_t>(threads, n));
+  if (threads <= 1) {
+    for (size_t i = 0; i < n; ++i)
+      fn(i);
+    return;
+  }
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back([&] {
+      for (size_t i = next++; i < n; i = next++)
+        fn(i);
+    });
+  for (std::thread &t : pool)
+    t.join();
+}
+
+std::string humanBytes(double bytes) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 4) {
+    bytes /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
+  return buf;
+}
+
+std::vector<int64_t> parseIntList(const std::string &s) {
+  std::vector<int64_t> out;
+  for (const std::string &part : split(s, ','))
+    if (!part.empty())
+      out.push_back(std::strtoll(part.c_str(), nullptr, 10));
+  return out;
+}
+
+} // namespace kgen::gpu
