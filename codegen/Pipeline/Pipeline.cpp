@@ -79,6 +79,13 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
                        const CompileOptions &opts, Stage last, Artifact &out,
                        std::string &error) {
   auto t0 = std::chrono::steady_clock::now();
+  auto lap = t0;
+  auto endStage = [&](Stage st) {
+    auto now = std::chrono::steady_clock::now();
+    out.stageMillis[(int)st] =
+        std::chrono::duration<double, std::milli>(now - lap).count();
+    lap = now;
+  };
   MLIRContext &ctx = impl->ctx;
   const Arch *arch = findArch(opts.arch);
   if (!arch) {
@@ -124,8 +131,11 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
         pm.addPass(mlir::kgen::createKgenVectorize());
       })))
     return fail("stage kgen");
-  out.kgen = print(*module);
+  // Printing costs as much as a pass: only the stage asked for is printed.
+  if (last == Stage::Kgen)
+    out.kgen = print(*module);
   OwningOpRef<ModuleOp> scheduled = module->clone();
+  endStage(Stage::Kgen);
 
   // Stage gpu.
   if (last >= Stage::Gpu) {
@@ -135,7 +145,9 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
           pm.addPass(createCSEPass());
         })))
       return fail("stage gpu");
-    out.gpu = print(*module);
+    if (last == Stage::Gpu)
+      out.gpu = print(*module);
+    endStage(Stage::Gpu);
   }
   // Stage llvm.
   if (last >= Stage::Llvm) {
@@ -151,7 +163,9 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
           pm.addPass(createReconcileUnrealizedCastsPass());
         })))
       return fail("stage llvm");
-    out.llvm = print(*module);
+    if (last == Stage::Llvm)
+      out.llvm = print(*module);
+    endStage(Stage::Llvm);
   }
   // Stage ptx and spec.
   if (last >= Stage::Ptx) {
@@ -168,12 +182,14 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
         out.ptx = cast<gpu::ObjectAttr>(o).getObject().getValue().str();
     if (out.ptx.empty())
       return fail("stage ptx (no object produced)");
+    endStage(Stage::Ptx);
     if (last >= Stage::Spec) {
       std::string key = imported + "|" + arch->name + "|" +
                         std::to_string(opts.threadsPerRow) + "|" +
                         std::to_string(opts.rowsPerBlock) + "|" + out.ptx;
       std::string hash = llvm::utohexstr(llvm::xxh3_64bits(key), true, 16);
       out.spec = writeSpec(k, info, opts, *scheduled, *lowered, hash);
+      endStage(Stage::Spec);
     }
   }
   out.millis = std::chrono::duration<double, std::milli>(

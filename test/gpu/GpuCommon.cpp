@@ -2,6 +2,7 @@
 #include "GpuCommon.h"
 
 #include "dsl/DType.h"
+#include "runtime/Json.h"
 
 #include <dlfcn.h>
 
@@ -124,6 +125,8 @@ RtKernel &RtKernel::operator=(RtKernel &&o) noexcept {
     dtype = o.dtype;
     dsl = std::move(o.dsl);
     variants = std::move(o.variants);
+    dimMultiple = std::move(o.dimMultiple);
+    schedule = std::move(o.schedule);
     paramNames = std::move(o.paramNames);
     params = std::move(o.params);
     abiPatched = o.abiPatched;
@@ -229,6 +232,39 @@ bool loadKernel(const std::string &dir, const ManifestEntry &e, RtKernel &out,
             " slots";
       return false;
     }
+  }
+  // What the C API does not tell: dim_multiple and the schedule.
+  rt::json::Value root;
+  std::string jsonErr;
+  if (!rt::json::parse(json, root, jsonErr)) {
+    err = e.name + ": JSON: " + jsonErr;
+    return false;
+  }
+  const rt::json::Value *vars = root.find("variants");
+  for (size_t v = 0; v < out.variants.size(); ++v) {
+    std::vector<std::pair<std::string, int64_t>> mult;
+    std::string sched;
+    if (vars && v < vars->array.size()) {
+      const rt::json::Value &var = vars->array[v];
+      if (const rt::json::Value *m = var.find("dim_multiple"))
+        for (const auto &[name, val] : m->object)
+          mult.emplace_back(name, val.integer);
+      auto num = [&](const rt::json::Value *obj, const char *key) {
+        const rt::json::Value *x = obj ? obj->find(key) : nullptr;
+        if (!x)
+          return std::string("?");
+        if (x->kind == rt::json::Value::Kind::Bool)
+          return std::string(x->boolean ? "yes" : "no");
+        return std::to_string(x->integer);
+      };
+      const rt::json::Value *s = var.find("schedule");
+      sched = "block " + num(&var, "block") + ", rows/block " +
+              num(&var, "rows_per_block") + ", vector " + num(s, "vector") +
+              ", threads/row " + num(s, "threads_per_row") + ", chunks " +
+              num(s, "chunks") + ", reread " + num(s, "reread");
+    }
+    out.dimMultiple.push_back(mult);
+    out.schedule.push_back(sched);
   }
   if (out.variants.empty()) {
     err = e.name + ": the spec has no variants";

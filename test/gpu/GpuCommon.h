@@ -53,6 +53,10 @@ struct RtKernel {
   DType dtype = DType::F32;
   Kernel dsl;                          ///< op->build(dtype)
   std::vector<std::string> variants;   ///< entry names
+  /// Per variant: the spec's dim_multiple (dim name, multiple) and a short
+  /// text of its schedule ("block 256, rows/block 1, vector 8, ...").
+  std::vector<std::vector<std::pair<std::string, int64_t>>> dimMultiple;
+  std::vector<std::string> schedule;
   std::vector<std::string> paramNames; ///< spec param order
   std::vector<kgen_param_info> params;
   bool abiPatched = false; ///< the spec's abi lists were empty (see .cpp)

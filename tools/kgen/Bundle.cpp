@@ -66,7 +66,11 @@ int emitBundle(const std::string &dir, const std::vector<std::string> &archs,
           times.push_back(art.millis);
           manifest += fmt::format("{}\t{}\t{}\t{}\t{}\t{:.2f}\n", name, op.name,
                                   kgen::name(dt), arch, len, art.millis);
-          llvm::outs() << fmt::format("  {:<44} {:8.2f} ms\n", name, art.millis);
+          llvm::outs() << fmt::format(
+              "  {:<44} {:7.2f} ms  (kgen {:.1f}, gpu {:.1f}, llvm {:.1f}, "
+              "ptx {:.1f}, spec {:.1f})\n",
+              name, art.millis, art.stageMillis[0], art.stageMillis[1],
+              art.stageMillis[2], art.stageMillis[3], art.stageMillis[4]);
         }
   double total = std::chrono::duration<double, std::milli>(
                      std::chrono::steady_clock::now() - start)

@@ -1,0 +1,329 @@
+// RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu | FileCheck %s
+// The lowered IR is valid input again (the gpu, llvm, scf, vector and memref
+// ops it makes all verify and print back).
+// RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu | kgen-opt -split-input-file | FileCheck %s
+
+// A copy of a 64-element bf16 row, 16-byte aligned: 8 threads per row, one
+// full chunk of 8 each, 32 rows per block.
+//
+// The module becomes a GPU container; each kgen.kernel becomes a gpu.func
+// kernel in gpu.module @kgen with its parameters recorded in kgen.abi:
+// pointers, then row strides of the !kgen.rows tensors, then the row count.
+// CHECK: module attributes {gpu.container_module}
+// CHECK-NEXT: gpu.module @kgen {
+// No reduction: no workgroup memory between the parameters and `kernel`.
+// CHECK-NEXT: gpu.func @copy(%{{[a-z0-9]+}}: !llvm.ptr<1>, %{{[a-z0-9]+}}: !llvm.ptr<1>, %{{[a-z0-9]+}}: i64, %{{[a-z0-9]+}}: i64, %[[ROWS:[a-z0-9]+]]: i64) kernel
+// CHECK-SAME: kgen.abi = ["ptr:x", "ptr:y", "stride:x", "stride:y", "rows"]
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK: %[[TID:.+]] = gpu.thread_id x
+// CHECK: %[[C8:.+]] = arith.constant 8 : index
+// CHECK-NEXT: arith.remui %[[TID]], %[[C8]] : index
+// Rows past the end are clamped (min) and write nothing (slt).
+// CHECK: %[[VALID:.+]] = arith.cmpi slt, %{{.+}}, %[[ROWS]] : i64
+// CHECK: arith.minsi
+// The known-full chunk: one 16-byte load of vector<8xbf16>, read-only (x is
+// never written: invariant), with no tail test.
+// CHECK-NOT: scf.if
+// CHECK: llvm.load %{{.+}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
+// CHECK-NEXT: scf.if %[[VALID]] {
+// CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.return
+// CHECK-NOT: kgen.kernel
+// CHECK-NOT: scf.for
+// CHECK-NOT: gpu.shuffle
+// CHECK-NOT: gpu.barrier
+kgen.kernel @copy(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
+                  %y: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "y"})
+    attributes {dims = {n = 64 : i64}, kgen.variant = "vec", schedule = #kgen.schedule<vector = 8, threadsPerRow = 8, rowsPerBlock = 32, chunks = 1, reread = false>} {
+  %n = arith.constant 64 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<64xbf16>
+  kgen.store %a, %y[%c0] {vector_width = 8 : i64} : tensor<64xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
+// -----
+
+// The ABI groups parameters by kind whatever the argument order: pointers
+// (every tensor), strides (!kgen.rows only), scalars and dims in argument
+// order (dims as i64), then rows.
+// CHECK-LABEL: gpu.func @abi(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: !llvm.ptr<1>, %[[W:[a-z0-9]+]]: !llvm.ptr<1>, %[[Y:[a-z0-9]+]]: !llvm.ptr<1>, %[[SX:[a-z0-9]+]]: i64, %[[SY:[a-z0-9]+]]: i64, %[[EPS:[a-z0-9]+]]: f32, %[[D:[a-z0-9]+]]: i64, %[[K:[a-z0-9]+]]: i32, %[[ROWS:[a-z0-9]+]]: i64) kernel
+// CHECK-SAME: kgen.abi = ["ptr:x", "ptr:w", "ptr:y", "stride:x", "stride:y", "scalar:eps", "dim:d", "scalar:k", "rows"]
+// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
+// CHECK: arith.cmpi slt, %{{.+}}, %[[ROWS]] : i64
+// CHECK: %[[ROW:.+]] = arith.minsi
+// Each !kgen.rows pointer is moved to this thread's row with its own stride.
+// CHECK-NEXT: %[[OX:.+]] = arith.muli %[[ROW]], %[[SX]] : i64
+// CHECK-NEXT: %[[XROW:.+]] = llvm.getelementptr %[[X]][%[[OX]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// The dim becomes the row length.
+// CHECK-NEXT: arith.index_cast %[[D]] : i64 to index
+// CHECK-NEXT: %[[OY:.+]] = arith.muli %[[ROW]], %[[SY]] : i64
+// CHECK-NEXT: %[[YROW:.+]] = llvm.getelementptr %[[Y]][%[[OY]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// The per-row scalar math is emitted once, before the loop.
+// CHECK: %[[KF:.+]] = arith.sitofp %[[K]] : i32 to f32
+// CHECK-NEXT: arith.mulf %[[EPS]], %[[KF]] : f32
+// CHECK: scf.for
+// CHECK: %[[PX:.+]] = llvm.getelementptr %[[XROW]][%{{.+}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// CHECK-NEXT: llvm.load %[[PX]] invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// The !kgen.vector weight is shared by all rows: no row offset.
+// CHECK: %[[PW:.+]] = llvm.getelementptr %[[W]][%{{.+}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// CHECK-NEXT: llvm.load %[[PW]] invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK: %[[PY:.+]] = llvm.getelementptr %[[YROW]][%{{.+}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// CHECK-NEXT: llvm.store %{{.+}}, %[[PY]] {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+kgen.kernel @abi(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},
+                 %eps: f32 {kgen.name = "eps"},
+                 %w: !kgen.vector<f32> {kgen.align = 16 : i64, kgen.name = "w"},
+                 %d: index {kgen.divisibility = 16 : i64, kgen.name = "d"},
+                 %y: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "y"},
+                 %k: i32 {kgen.name = "k"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 32, rowsPerBlock = 4, chunks = 0, reread = true>} {
+  kgen.domain %d
+  %c0 = arith.constant 0 : index
+  %kf = arith.sitofp %k : i32 to f32
+  %u = arith.mulf %eps, %kf : f32
+  %a = kgen.load %x[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<?xf32>
+  %b = kgen.load %w[%c0] {vector_width = 4 : i64} : !kgen.vector<f32> -> tensor<?xf32>
+  %ub = kgen.broadcast %u : f32 -> tensor<?xf32>
+  %p = arith.mulf %a, %b : tensor<?xf32>
+  %q = arith.addf %p, %ub : tensor<?xf32>
+  kgen.store %q, %y[%c0] {vector_width = 4 : i64} : tensor<?xf32>, !kgen.rows<f32>
+  kgen.return
+}
+
+// -----
+
+// vector_width below the chunk: four 4-byte loads of vector<2xbf16> per
+// chunk of 8, and eight 2-byte scalar stores.
+// CHECK-LABEL: gpu.func @pieces(
+// CHECK-COUNT-4: llvm.load %{{.+}} invariant {alignment = 4 : i64} : !llvm.ptr<1> -> vector<2xbf16>
+// CHECK-NOT: llvm.load
+// CHECK: scf.if
+// CHECK-COUNT-8: llvm.store %{{.+}}, %{{.+}} {alignment = 2 : i64} : bf16, !llvm.ptr<1>
+// CHECK-NOT: llvm.store
+// CHECK: gpu.return
+kgen.kernel @pieces(%x: !kgen.rows<bf16> {kgen.align = 4 : i64, kgen.name = "x"},
+                    %y: !kgen.rows<bf16> {kgen.align = 2 : i64, kgen.name = "y"})
+    attributes {dims = {n = 64 : i64}, schedule = #kgen.schedule<vector = 8, threadsPerRow = 8, rowsPerBlock = 32, chunks = 1, reread = false>} {
+  %n = arith.constant 64 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] {vector_width = 2 : i64} : !kgen.rows<bf16> -> tensor<64xbf16>
+  kgen.store %a, %y[%c0] {vector_width = 1 : i64} : tensor<64xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
+// -----
+
+// An in-place update: a tensor that is also written is not loaded as
+// invariant (no ld.global.nc).
+// CHECK-LABEL: gpu.func @inplace(
+// CHECK: llvm.load %{{[^ ]+}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK: llvm.store
+kgen.kernel @inplace(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"})
+    attributes {dims = {n = 64 : i64}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 16, rowsPerBlock = 16, chunks = 1, reread = false>} {
+  %n = arith.constant 64 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<64xf32>
+  %b = arith.mulf %a, %a : tensor<64xf32>
+  kgen.store %b, %x[%c0] {vector_width = 4 : i64} : tensor<64xf32>, !kgen.rows<f32>
+  kgen.return
+}
+
+// -----
+
+// 100 elements in chunks of 8 over 16 threads: chunk 0 of some threads
+// crosses the end of the row. Full chunks keep the 16-byte access; the others
+// take a per-element path that never touches memory past the row.
+// CHECK-LABEL: gpu.func @tail(
+// CHECK: %[[C100:.+]] = arith.constant 100 : index
+// CHECK: %[[FULL:.+]] = arith.cmpi ule, %{{.+}}, %[[C100]] : index
+// CHECK: scf.if %[[FULL]] -> (vector<8xbf16>) {
+// CHECK-NEXT: arith.constant 0 : index
+// CHECK: llvm.load %{{.+}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
+// CHECK: } else {
+// CHECK-COUNT-8: llvm.load %{{.+}} invariant {alignment = 2 : i64} : !llvm.ptr<1> -> bf16
+// CHECK: scf.if %[[FULL]] {
+// CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
+// CHECK: } else {
+// CHECK-COUNT-8: llvm.store %{{.+}}, %{{.+}} {alignment = 2 : i64} : bf16, !llvm.ptr<1>
+kgen.kernel @tail(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
+                  %y: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "y"})
+    attributes {dims = {n = 100 : i64}, schedule = #kgen.schedule<vector = 8, threadsPerRow = 16, rowsPerBlock = 16, chunks = 1, reread = false>} {
+  %n = arith.constant 100 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<100xbf16>
+  kgen.store %a, %y[%c0] {vector_width = 8 : i64} : tensor<100xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
+// -----
+
+// A row that fits one warp (8 threads): the reduction is a butterfly of
+// gpu.shuffle xor over offsets 4, 2, 1, with no shared memory or barrier.
+// The per-row result goes to a !kgen.scalars tensor from lane 0 only.
+// CHECK-LABEL: gpu.func @warp_sum(
+// CHECK-SAME: %{{[a-z0-9]+}}: !llvm.ptr<1>, %{{[a-z0-9]+}}: !llvm.ptr<1>, %{{[a-z0-9]+}}: i64, %{{[a-z0-9]+}}: i64) kernel
+// CHECK-SAME: kgen.abi = ["ptr:x", "ptr:s", "stride:x", "rows"]
+// CHECK: %[[LANE:.+]] = arith.remui %{{.+}}, %c8 : index
+// CHECK: %[[SUM:.+]] = vector.reduction <add>, %{{.+}} : vector<8xf32> into f32
+// CHECK-NEXT: arith.constant 32 : i32
+// CHECK-NEXT: arith.constant 4 : i32
+// CHECK-NEXT: %[[SH4:.+]], %{{.+}} = gpu.shuffle xor %[[SUM]], %{{.+}}, %{{.+}} : f32
+// CHECK-NEXT: %[[R4:.+]] = arith.addf %[[SUM]], %[[SH4]] : f32
+// CHECK-NEXT: arith.constant 2 : i32
+// CHECK-NEXT: %[[SH2:.+]], %{{.+}} = gpu.shuffle xor %[[R4]], %{{.+}}, %{{.+}} : f32
+// CHECK-NEXT: %[[R2:.+]] = arith.addf %[[R4]], %[[SH2]] : f32
+// CHECK-NEXT: arith.constant 1 : i32
+// CHECK-NEXT: %[[SH1:.+]], %{{.+}} = gpu.shuffle xor %[[R2]], %{{.+}}, %{{.+}} : f32
+// CHECK-NEXT: %[[R1:.+]] = arith.addf %[[R2]], %[[SH1]] : f32
+// CHECK-NOT: gpu.shuffle
+// CHECK-NOT: gpu.barrier
+// CHECK: %[[FIRST:.+]] = arith.cmpi eq, %[[LANE]], %{{.+}} : index
+// CHECK-NEXT: %[[COND:.+]] = arith.andi %{{.+}}, %[[FIRST]] : i1
+// CHECK-NEXT: scf.if %[[COND]] {
+// CHECK: llvm.store %[[R1]], %{{.+}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
+kgen.kernel @warp_sum(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
+                      %s: !kgen.scalars<f32> {kgen.align = 4 : i64, kgen.name = "s"})
+    attributes {dims = {n = 64 : i64}, schedule = #kgen.schedule<vector = 8, threadsPerRow = 8, rowsPerBlock = 32, chunks = 1, reread = false>} {
+  %n = arith.constant 64 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<64xbf16>
+  %f = arith.extf %a : tensor<64xbf16> to tensor<64xf32>
+  %r = kgen.reduce sum %f : tensor<64xf32> -> f32
+  kgen.store %r, %s : f32, !kgen.scalars<f32>
+  kgen.return
+}
+
+// -----
+
+// RMSNorm-like, 2048 f32 over 128 threads (4 warps) x 4 chunks, 2 rows per
+// block, kept in registers: each chunk is loaded once and reused by the
+// reductions and the store. Two reductions x 2 rows x 4 warps = 16 f32 of
+// workgroup memory; each reduction shuffles within the warp (offsets 16 to
+// 1), warp leaders write their partials, a barrier, then every thread sums
+// the row's 4 partials.
+// CHECK-LABEL: gpu.func @norm(
+// CHECK-SAME: workgroup(%[[SMEM:.+]] : memref<16xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK-SAME: kgen.abi = ["ptr:x", "ptr:w", "ptr:y", "stride:x", "stride:y", "scalar:eps", "rows"]
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK-COUNT-4: llvm.load %{{.+}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK-NOT: llvm.load
+// CHECK: vector.reduction <add>
+// CHECK-COUNT-5: gpu.shuffle xor
+// CHECK: %[[LEADER:.+]] = arith.cmpi eq
+// CHECK-NEXT: scf.if %[[LEADER]] {
+// CHECK: memref.store %{{.+}}, %[[SMEM]][%{{.+}}] : memref<16xf32, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK-COUNT-4: memref.load %[[SMEM]][%{{.+}}] : memref<16xf32, #gpu.address_space<workgroup>>
+// CHECK: vector.reduction <maximumf>
+// CHECK-COUNT-5: gpu.shuffle xor
+// CHECK: memref.store %{{.+}}, %[[SMEM]]
+// CHECK: gpu.barrier
+// CHECK-COUNT-4: memref.load %[[SMEM]]
+// CHECK: math.rsqrt
+// Per chunk, after the reductions: load the weight, store the result.
+// CHECK: llvm.load %{{.+}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK-NOT: llvm.load
+// CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// CHECK: llvm.load %{{.+}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK-NOT: llvm.load
+// CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// CHECK: llvm.load %{{.+}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK-NOT: llvm.load
+// CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// CHECK: llvm.load %{{.+}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK-NOT: llvm.load
+// CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// CHECK-NOT: gpu.barrier
+// CHECK-NOT: scf.for
+// CHECK: gpu.return
+kgen.kernel @norm(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},
+                  %w: !kgen.vector<f32> {kgen.align = 16 : i64, kgen.name = "w"},
+                  %y: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "y"},
+                  %eps: f32 {kgen.name = "eps"})
+    attributes {dims = {n = 2048 : i64}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 128, rowsPerBlock = 2, chunks = 4, reread = false>} {
+  %n = arith.constant 2048 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<2048xf32>
+  %sq = arith.mulf %a, %a : tensor<2048xf32>
+  %s = kgen.reduce sum %sq : tensor<2048xf32> -> f32
+  %m = kgen.reduce max %a : tensor<2048xf32> -> f32
+  %t = arith.addf %s, %eps : f32
+  %u = arith.addf %t, %m : f32
+  %r = math.rsqrt %u : f32
+  %b = kgen.broadcast %r : f32 -> tensor<2048xf32>
+  %o = arith.mulf %a, %b : tensor<2048xf32>
+  %wv = kgen.load %w[%c0] {vector_width = 4 : i64} : !kgen.vector<f32> -> tensor<2048xf32>
+  %ow = arith.mulf %o, %wv : tensor<2048xf32>
+  kgen.store %ow, %y[%c0] {vector_width = 4 : i64} : tensor<2048xf32>, !kgen.rows<f32>
+  kgen.return
+}
+
+// -----
+
+// Softmax over a dynamic row, re-read: one scf.for per level of reductions
+// (max, then the sum that depends on it), then one for the stores; each loop
+// reads x again. 256 threads = 8 warps; 2 reductions x 1 row x 8 warps = 16.
+// CHECK-LABEL: gpu.func @softmax(
+// CHECK-SAME: workgroup(%[[SMEM:.+]] : memref<16xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK-SAME: kgen.abi = ["ptr:x", "ptr:y", "stride:x", "stride:y", "dim:d", "rows"]
+// CHECK: %[[LEN:.+]] = arith.index_cast %{{.+}} : i64 to index
+// Loop count: ceil(length / (256 threads x 8)).
+// CHECK: %[[C2047:.+]] = arith.constant 2047 : index
+// CHECK-NEXT: %[[UP:.+]] = arith.addi %[[LEN]], %[[C2047]] : index
+// CHECK-NEXT: %[[COUNT:.+]] = arith.divui %[[UP]], %{{.+}} : index
+// Level 1: the max, with -inf in the masked lanes.
+// CHECK: %[[MAXACC:.+]] = scf.for %{{.+}} = %{{.+}} to %[[COUNT]] step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (vector<8xf32>) {
+// CHECK: llvm.load {{.+}} -> vector<8xbf16>
+// CHECK: arith.constant dense<0xFF800000> : vector<8xf32>
+// CHECK: arith.select
+// CHECK: arith.maximumf
+// CHECK: scf.yield
+// CHECK: vector.reduction <maximumf>, %[[MAXACC]]
+// CHECK-COUNT-5: gpu.shuffle xor
+// CHECK: gpu.barrier
+// CHECK-COUNT-8: memref.load %[[SMEM]]
+// Level 2: the sum of exp(x - max), with 0 in the masked lanes.
+// CHECK: %[[SUMACC:.+]] = scf.for %{{.+}} = %{{.+}} to %[[COUNT]] step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (vector<8xf32>) {
+// CHECK: llvm.load {{.+}} -> vector<8xbf16>
+// CHECK: math.exp
+// CHECK: arith.select
+// CHECK: arith.addf
+// CHECK: scf.yield
+// CHECK: vector.reduction <add>, %[[SUMACC]]
+// CHECK-COUNT-5: gpu.shuffle xor
+// CHECK: gpu.barrier
+// The stores.
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[COUNT]] step %{{.+}} {
+// CHECK: llvm.load {{.+}} -> vector<8xbf16>
+// CHECK: math.exp
+// CHECK: arith.divf
+// CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
+// CHECK-NOT: scf.for
+// CHECK: gpu.return
+kgen.kernel @softmax(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
+                     %y: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "y"},
+                     %d: index {kgen.divisibility = 16 : i64, kgen.name = "d"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 0, reread = true>} {
+  kgen.domain %d
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<?xbf16>
+  %f = arith.extf %a : tensor<?xbf16> to tensor<?xf32>
+  %m = kgen.reduce max %f : tensor<?xf32> -> f32
+  %mb = kgen.broadcast %m : f32 -> tensor<?xf32>
+  %z = arith.subf %f, %mb : tensor<?xf32>
+  %e = math.exp %z : tensor<?xf32>
+  %s = kgen.reduce sum %e : tensor<?xf32> -> f32
+  %sb = kgen.broadcast %s : f32 -> tensor<?xf32>
+  %o = arith.divf %e, %sb : tensor<?xf32>
+  %ob = arith.truncf %o : tensor<?xf32> to tensor<?xbf16>
+  kgen.store %ob, %y[%c0] {vector_width = 8 : i64} : tensor<?xbf16>, !kgen.rows<bf16>
+  kgen.return
+}

@@ -1,0 +1,770 @@
+//===- KernelTest.cpp - Bundled kernels on a GPU against the interpreter --===//
+//
+// For every kernel of a bundle folder (KGEN_KERNEL_DIR: manifest.tsv +
+// NAME.ptx + NAME.json, as `kgen bundle` writes it) and every shape
+// rows x length, this launches the kernel through the runtime and compares
+// its output with interpret() (dsl/Interpreter.h) within defaultTolerance().
+// One test per (op, dtype, length): it runs the specialized kernel of that
+// length (if the bundle has one) and the dynamic kernel on the same inputs.
+//
+// Each shape runs in three layouts:
+//   aligned     contiguous rows, the allocations' own (256-byte) alignment;
+//   misaligned  every tensor's base pointer one element further: the runtime
+//               must pick the fallback variant (index 1);
+//   strided     rows padded to a 16-byte multiple plus 16 bytes; the padding
+//               is poisoned and must stay so.
+// Output allocations (with a 64-byte guard after the last row and the
+// element before a misaligned base) are poisoned with 0xFF bytes (a NaN in
+// every float dtype) before every launch; after it the whole allocation is
+// copied back: every element of every row must be written and not NaN (the
+// inputs are finite, so no reference is NaN), everything else must still be
+// poison. The interpreter is slow, so values are compared on sampled rows:
+// all of them up to 40 rows, else the first 8, the last 8 and 16 spread in
+// between.
+//
+// Large inputs are cheap: each input tensor repeats a random tile of a prime
+// number of elements (so consecutive rows differ), written with device-to-
+// device copies; the host rebuilds a sampled row from the tile.
+//
+// Environment:
+//   KGEN_KERNEL_DIR          the bundle folder; unset: the test skips.
+//   KGEN_GPU_TEST_SEED       seed of the inputs (default: random, printed).
+//   KGEN_GPU_TEST_MAX_BYTES  skip shapes moving more (default 4 GiB).
+//   KGEN_GPU_TEST_ROWS       rows to test (default 1,7,128,4096,65536).
+//   KGEN_GPU_TEST_LENGTHS    lengths (default 1,7,32,100,2048,3584,4095,
+//                            4096,8192,16384, plus the bundle's own).
+//   KGEN_GPU_TEST_FAKE_CUDA  a libcuda stand-in to load instead (for testing
+//                            this harness without a GPU: emu_cuda).
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuCommon.h"
+
+#include "dsl/Float.h"
+#include "dsl/Interpreter.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <sstream>
+
+using namespace kgen;
+using namespace kgen::gpu;
+
+namespace {
+
+// A prime, so that no row length divides the tile: rows differ.
+constexpr int64_t TileElems = 1048573;
+constexpr int64_t GuardBytes = 64;
+
+struct Config {
+  std::string dir;
+  uint64_t seed = 0;
+  uint64_t maxBytes = 4ull << 30;
+  std::vector<int64_t> rows = {1, 7, 128, 4096, 65536};
+  std::vector<int64_t> lengths = {1,    7,    32,   100,  2048,
+                                  3584, 4095, 4096, 8192, 16384};
+};
+
+Config &config() {
+  static Config c;
+  return c;
+}
+
+/// Set when a launch left the context unusable (a sticky CUDA error): later
+/// tests fail at once instead of reporting the same error again.
+std::string contextBroken;
+
+struct Group {
+  std::string op, dtype;
+  int64_t length;
+  const ManifestEntry *spec = nullptr; // the kernel specialized on `length`
+  const ManifestEntry *dyn = nullptr;  // the dynamic kernel
+};
+
+enum class LayoutKind { Aligned, Misaligned, Strided };
+const char *layoutName(LayoutKind l) {
+  switch (l) {
+  case LayoutKind::Aligned:
+    return "aligned";
+  case LayoutKind::Misaligned:
+    return "misaligned(+1 elem)";
+  case LayoutKind::Strided:
+    return "strided";
+  }
+  return "?";
+}
+
+uint64_t mix(uint64_t h, const std::string &s) {
+  for (char c : s)
+    h = (h ^ static_cast<uint8_t>(c)) * 0x100000001b3ull;
+  return h ^ (h >> 29);
+}
+
+bool isNanBits(DType t, const uint8_t *p) {
+  switch (t) {
+  case DType::F32: {
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    return (v & 0x7fffffffu) > 0x7f800000u;
+  }
+  case DType::F16: {
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    return (v & 0x7fff) > 0x7c00;
+  }
+  case DType::BF16: {
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    return (v & 0x7fff) > 0x7f80;
+  }
+  case DType::F8E4M3:
+    return (p[0] & 0x7f) == 0x7f;
+  case DType::F8E5M2:
+    return (p[0] & 0x7f) > 0x7c;
+  default:
+    return false;
+  }
+}
+
+bool isPoison(const uint8_t *p, int64_t bytes) {
+  for (int64_t i = 0; i < bytes; ++i)
+    if (p[i] != 0xff)
+      return false;
+  return true;
+}
+
+/// Where one tensor lives on the device for one case.
+struct TensorPlace {
+  int64_t rowLength = 0;
+  int64_t elem = 0;
+  int64_t offset = 0;  ///< elements from the allocation start
+  int64_t stride = 0;  ///< elements between rows (Rows tensors)
+  int64_t elems = 0;   ///< elements allocated
+  bool passStride = false;
+  DeviceBuffer buf;
+  uint64_t shift = 0;  ///< inputs: element p of the allocation is tile[(shift+p)%T]
+};
+
+struct ScanResult {
+  int64_t unwritten = 0, nan = 0, padding = 0;
+  int64_t firstUnwritten = -1, firstNan = -1, firstPadding = -1;
+  void merge(const ScanResult &o) {
+    auto first = [](int64_t a, int64_t b) {
+      return a < 0 ? b : b < 0 ? a : std::min(a, b);
+    };
+    unwritten += o.unwritten;
+    nan += o.nan;
+    padding += o.padding;
+    firstUnwritten = first(firstUnwritten, o.firstUnwritten);
+    firstNan = first(firstNan, o.firstNan);
+    firstPadding = first(firstPadding, o.firstPadding);
+  }
+};
+
+/// Checks a whole output allocation copied to the host.
+ScanResult scanOutput(const uint8_t *buf, DType dt, const TensorPlace &t,
+                      int64_t rows) {
+  const int64_t e = t.elem;
+  const int64_t chunks = std::min<int64_t>(rows, 256);
+  std::vector<ScanResult> parts(chunks);
+  parallelFor(chunks, [&](size_t c) {
+    ScanResult &s = parts[c];
+    int64_t r0 = rows * c / chunks, r1 = rows * (c + 1) / chunks;
+    auto pad = [&](int64_t from, int64_t to) { // element range
+      for (int64_t i = from; i < to; ++i)
+        if (!isPoison(buf + i * e, e)) {
+          if (s.firstPadding < 0)
+            s.firstPadding = i;
+          ++s.padding;
+        }
+    };
+    if (c == 0)
+      pad(0, t.offset);
+    for (int64_t r = r0; r < r1; ++r) {
+      int64_t start = t.offset + r * t.stride;
+      for (int64_t i = start; i < start + t.rowLength; ++i) {
+        const uint8_t *p = buf + i * e;
+        if (isNanBits(dt, p)) {
+          if (isPoison(p, e)) {
+            if (s.firstUnwritten < 0)
+              s.firstUnwritten = i;
+            ++s.unwritten;
+          } else {
+            if (s.firstNan < 0)
+              s.firstNan = i;
+            ++s.nan;
+          }
+        }
+      }
+      int64_t end = r + 1 == rows ? t.elems : start + t.stride;
+      pad(start + t.rowLength, end);
+    }
+  });
+  ScanResult all;
+  for (const ScanResult &p : parts)
+    all.merge(p);
+  return all;
+}
+
+std::vector<int64_t> sampledRows(int64_t rows) {
+  std::vector<int64_t> out;
+  if (rows <= 40) {
+    for (int64_t r = 0; r < rows; ++r)
+      out.push_back(r);
+    return out;
+  }
+  for (int64_t r = 0; r < 8; ++r)
+    out.push_back(r);
+  for (int64_t j = 0; j < 16; ++j)
+    out.push_back(8 + (rows - 16) * (j + 1) / 17);
+  for (int64_t r = rows - 8; r < rows; ++r)
+    out.push_back(r);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::string fmtValue(double v) {
+  std::ostringstream ss;
+  ss.precision(9);
+  ss << v;
+  return ss.str();
+}
+
+class KernelGroupTest : public ::testing::Test {
+public:
+  explicit KernelGroupTest(Group g) : g(std::move(g)) {}
+  void TestBody() override;
+
+private:
+  Group g;
+  const rt::Driver *d = nullptr;
+  Kernel dsl;
+  const ops::OpDef *op = nullptr;
+  int64_t L = 0;
+  // Inputs: a random tile per Rows input tensor, host values per Vector input.
+  std::map<int, std::vector<uint8_t>> tiles;
+  // Statistics for the summary line.
+  int launches = 0, skippedShapes = 0, cases = 0;
+  double worstRatio = 0;
+  std::string worstWhere;
+  std::map<std::string, int> variantUse;
+  int alignedFallbacks = 0; // aligned rows, fallback for dim_multiple
+
+  void runShape(const RtKernel *kernels[2], int64_t rows, LayoutKind layout,
+                uint64_t seed);
+};
+
+void KernelGroupTest::TestBody() {
+  auto t0 = std::chrono::steady_clock::now();
+  if (!contextBroken.empty())
+    GTEST_FAIL() << "not run: the CUDA context is unusable after "
+                 << contextBroken;
+  std::string why;
+  d = openGpu(why);
+  if (!d)
+    GTEST_SKIP() << "no GPU: " << why;
+
+  RtKernel spec, dyn;
+  const RtKernel *kernels[2] = {nullptr, nullptr};
+  if (g.spec) {
+    std::string err;
+    ASSERT_TRUE(loadKernel(config().dir, *g.spec, spec, err)) << err;
+    kernels[0] = &spec;
+  }
+  if (g.dyn) {
+    std::string err;
+    ASSERT_TRUE(loadKernel(config().dir, *g.dyn, dyn, err)) << err;
+    kernels[1] = &dyn;
+  }
+  const RtKernel &any = kernels[0] ? *kernels[0] : *kernels[1];
+  dsl = any.dsl;
+  op = any.op;
+  L = g.length;
+  ASSERT_EQ(dsl.dims.size(), 1u) << "the test knows ops with one dim only";
+  ASSERT_EQ(dsl.dims[0], op->mainDim);
+
+  uint64_t seed = mix(config().seed, g.op + "/" + g.dtype + "/" +
+                                         std::to_string(g.length));
+  // A random tile per Rows input: activations uniform in [-3, 3].
+  for (size_t t = 0; t < dsl.tensors.size(); ++t) {
+    const TensorDecl &td = dsl.tensors[t];
+    if (!td.isInput || td.layout != Layout::Rows)
+      continue;
+    std::mt19937_64 rng(seed + 7919 * t);
+    std::uniform_real_distribution<double> u(-3.0, 3.0);
+    int64_t e = sizeInBytes(td.dtype);
+    std::vector<uint8_t> &tile = tiles[int(t)];
+    tile.resize(TileElems * e);
+    for (int64_t i = 0; i < TileElems; ++i)
+      encode(td.dtype, u(rng), tile.data() + i * e);
+  }
+
+  uint64_t caseSeed = seed;
+  for (int64_t rows : config().rows) {
+    // Bytes the shape moves: each input read once, each output written once.
+    double moved = 0;
+    for (const TensorDecl &td : dsl.tensors) {
+      int64_t len = td.layout == Layout::RowScalar ? 1 : td.rowLength.eval({L});
+      double n = td.layout == Layout::Vector ? len : double(rows) * len;
+      moved += n * sizeInBytes(td.dtype);
+    }
+    if (moved > double(config().maxBytes)) {
+      ++skippedShapes;
+      std::cout << "[kgen-gpu] skip " << g.op << "_" << g.dtype << " rows "
+                << rows << " " << op->mainDim << " " << L << ": moves "
+                << humanBytes(moved) << " > "
+                << humanBytes(double(config().maxBytes)) << "\n";
+      continue;
+    }
+    for (LayoutKind layout :
+         {LayoutKind::Aligned, LayoutKind::Misaligned, LayoutKind::Strided}) {
+      caseSeed = caseSeed * 6364136223846793005ull + 1442695040888963407ull;
+      runShape(kernels, rows, layout, caseSeed);
+      if (HasFatalFailure() || !contextBroken.empty())
+        return;
+    }
+  }
+  double secs = std::chrono::duration<double>(
+                    std::chrono::steady_clock::now() - t0)
+                    .count();
+  std::ostringstream vu;
+  for (const auto &[name, n] : variantUse)
+    vu << (vu.tellp() ? ", " : "") << name << " x" << n;
+  std::cout << "[kgen-gpu] " << g.op << "_" << g.dtype << " " << op->mainDim
+            << "=" << L << ": " << cases << " cases, " << launches
+            << " launches (" << vu.str() << "), worst |err|/tol "
+            << fmtValue(worstRatio)
+            << (worstWhere.empty() ? "" : " at " + worstWhere)
+            << (skippedShapes ? ", skipped shapes " +
+                                    std::to_string(skippedShapes)
+                              : "")
+            << (alignedFallbacks ? ", aligned rows on the fallback "
+                                   "(dim_multiple) " +
+                                       std::to_string(alignedFallbacks)
+                                 : "")
+            << (any.abiPatched ? ", abi patched" : "") << ", "
+            << fmtValue(std::round(secs * 100) / 100) << " s\n";
+}
+
+void KernelGroupTest::runShape(const RtKernel *kernels[2], int64_t rows,
+                               LayoutKind layout, uint64_t seed) {
+  const size_t nt = dsl.tensors.size();
+  std::vector<TensorPlace> place(nt);
+  std::string err;
+  const int64_t off = layout == LayoutKind::Misaligned ? 1 : 0;
+  std::mt19937_64 rng(seed);
+  std::vector<std::vector<uint8_t>> hostVector(nt); // Vector inputs
+
+  for (size_t t = 0; t < nt; ++t) {
+    const TensorDecl &td = dsl.tensors[t];
+    TensorPlace &p = place[t];
+    p.elem = sizeInBytes(td.dtype);
+    p.rowLength =
+        td.layout == Layout::RowScalar ? 1 : td.rowLength.eval({L});
+    p.offset = off;
+    p.stride = p.rowLength;
+    int64_t guard = std::max<int64_t>(1, GuardBytes / p.elem);
+    if (td.layout == Layout::Rows) {
+      if (layout == LayoutKind::Strided) {
+        int64_t a = std::max<int64_t>(1, 16 / p.elem);
+        p.stride = (p.rowLength + a - 1) / a * a + a;
+        p.passStride = true;
+      }
+      p.elems = off + rows * p.stride + guard;
+    } else if (td.layout == Layout::Vector) {
+      p.elems = off + p.rowLength + guard;
+    } else {
+      p.elems = off + rows + guard;
+      p.stride = 1;
+    }
+    ASSERT_TRUE(p.buf.allocate(d, p.elems * p.elem, err)) << err;
+    if (td.isInput && td.isWritten) {
+      GTEST_FAIL() << "in-place tensors are not supported by this test";
+    }
+    if (td.isInput && td.layout == Layout::Rows) {
+      // Allocation element q holds tile[(shift + q) % T].
+      p.shift = rng() % TileElems;
+      const std::vector<uint8_t> &tile = tiles[int(t)];
+      std::vector<uint8_t> rotated(tile.size());
+      size_t cut = p.shift * p.elem;
+      std::memcpy(rotated.data(), tile.data() + cut, tile.size() - cut);
+      std::memcpy(rotated.data() + tile.size() - cut, tile.data(), cut);
+      ASSERT_TRUE(fillRepeating(d, p.buf.ptr(), p.elems * p.elem, rotated, err))
+          << err;
+    } else if (td.isInput) {
+      // Vectors (weights): uniform in [0.5, 1.5].
+      std::uniform_real_distribution<double> u(0.5, 1.5);
+      std::vector<uint8_t> &h = hostVector[t];
+      h.resize(p.elems * p.elem);
+      for (int64_t i = 0; i < p.elems; ++i)
+        encode(td.dtype, u(rng), h.data() + i * p.elem);
+      CUresult r = d->memcpyHtoD(p.buf.ptr(), h.data(), h.size());
+      ASSERT_EQ(r, CUDA_SUCCESS) << d->errorText(r, "cuMemcpyHtoD");
+    }
+  }
+
+  // The reference on sampled rows, each interpreted as a batch of one row.
+  std::vector<int64_t> sample = sampledRows(rows);
+  // refOut[s][t]: output tensor t of sampled row s.
+  std::vector<std::vector<std::vector<uint8_t>>> refOut(
+      sample.size(), std::vector<std::vector<uint8_t>>(nt));
+  std::vector<double> params;
+  for (const ParamDecl &pd : dsl.params) {
+    auto it = op->scalars.find(pd.name);
+    params.push_back(it == op->scalars.end() ? 0.0 : it->second);
+  }
+  std::mutex errMutex;
+  std::string refError;
+  parallelFor(sample.size(), [&](size_t s) {
+    int64_t r = sample[s];
+    Bindings b;
+    b.dims = {L};
+    b.rows = 1;
+    b.params = params;
+    std::vector<std::vector<uint8_t>> rowIn(nt);
+    for (size_t t = 0; t < nt; ++t) {
+      const TensorDecl &td = dsl.tensors[t];
+      const TensorPlace &p = place[t];
+      HostTensor h;
+      if (!td.isInput) {
+        refOut[s][t].assign(p.rowLength * p.elem, 0xff);
+        h.data = refOut[s][t].data();
+      } else if (td.layout == Layout::Rows) {
+        std::vector<uint8_t> &in = rowIn[t];
+        in.resize(p.rowLength * p.elem);
+        const std::vector<uint8_t> &tile = tiles[int(t)];
+        int64_t q0 = p.offset + r * p.stride;
+        for (int64_t c = 0; c < p.rowLength; ++c) {
+          int64_t q = int64_t((p.shift + q0 + c) % TileElems);
+          std::memcpy(in.data() + c * p.elem, tile.data() + q * p.elem,
+                      p.elem);
+        }
+        h.data = in.data();
+      } else if (td.layout == Layout::Vector) {
+        h.data = hostVector[t].data() + p.offset * p.elem;
+      } else {
+        h.data = hostVector[t].data() + (p.offset + r) * p.elem;
+      }
+      b.tensors.push_back(h);
+    }
+    try {
+      interpret(dsl, b);
+    } catch (const std::exception &ex) {
+      std::lock_guard<std::mutex> lock(errMutex);
+      refError = ex.what();
+    }
+  });
+  ASSERT_TRUE(refError.empty()) << "interpret: " << refError;
+  ++cases;
+
+  // Which variant the runtime must pick.
+  bool rowsAligned = off == 0;
+  for (size_t t = 0; t < nt; ++t)
+    if (dsl.tensors[t].layout == Layout::Rows &&
+        (place[t].stride * place[t].elem) % 16)
+      rowsAligned = false;
+
+  HostStaging &staging = *[] {
+    static HostStaging s;
+    return &s;
+  }();
+
+  for (int kk = 0; kk < 2; ++kk) {
+    const RtKernel *k = kernels[kk];
+    if (!k)
+      continue;
+    std::ostringstream what;
+    what << k->entry.name << " rows " << rows << " " << op->mainDim << " " << L
+         << " " << layoutName(layout) << " (seed " << config().seed << ")";
+
+    std::vector<kgen_arg> args;
+    for (size_t i = 0; i < k->params.size(); ++i) {
+      const kgen_param_info &pi = k->params[i];
+      kgen_arg a{};
+      a.kind = pi.kind;
+      a.dtype = pi.dtype;
+      if (pi.kind == KGEN_ARG_TENSOR) {
+        size_t t = 0;
+        while (t < nt && dsl.tensors[t].name != pi.name)
+          ++t;
+        ASSERT_LT(t, nt) << what.str() << ": spec tensor " << pi.name
+                         << " is not in the DSL kernel";
+        const TensorPlace &p = place[t];
+        a.dtype = toKgen(dsl.tensors[t].dtype);
+        a.ptr = reinterpret_cast<const void *>(p.buf.ptr() +
+                                               p.offset * p.elem);
+        a.row_stride = p.passStride ? p.stride : 0;
+      } else if (pi.kind == KGEN_ARG_SCALAR) {
+        auto it = op->scalars.find(pi.name);
+        double v = it == op->scalars.end() ? 0.0 : it->second;
+        if (pi.dtype == KGEN_F32)
+          a.f = v;
+        else
+          a.i = static_cast<int64_t>(v);
+      } else {
+        ASSERT_EQ(std::string(pi.name), op->mainDim) << what.str();
+        a.i = L;
+      }
+      args.push_back(a);
+    }
+
+    size_t variant = 0;
+    ASSERT_EQ(kgen_select_variant(k->k, args.data(), args.size(), rows,
+                                  &variant),
+              KGEN_OK)
+        << what.str() << ": " << kgen_last_error();
+    size_t last = k->variants.size() - 1;
+    bool dimsOk = true;
+    for (const auto &[name, m] : k->dimMultiple[0])
+      if (name == op->mainDim && m > 0 && L % m)
+        dimsOk = false;
+    size_t expected = rowsAligned && dimsOk ? 0 : last;
+    if (rowsAligned && !dimsOk)
+      ++alignedFallbacks;
+    EXPECT_EQ(variant, expected)
+        << what.str() << ": the runtime picked " << k->variants[variant]
+        << " but " << k->variants[expected] << " was expected";
+    const std::string &entry = k->variants[variant];
+    what << " variant " << entry;
+    ++variantUse[entry.substr(entry.rfind('_') + 1) +
+                 (kk == 0 ? "(spec)" : "(dyn)")];
+
+    for (size_t t = 0; t < nt; ++t)
+      if (!dsl.tensors[t].isInput) {
+        CUresult r = d->memsetD8(place[t].buf.ptr(), 0xff, place[t].buf.size());
+        ASSERT_EQ(r, CUDA_SUCCESS) << d->errorText(r, "cuMemsetD8");
+      }
+    kgen_status st = kgen_launch(k->k, args.data(), args.size(), rows, nullptr);
+    if (st != KGEN_OK) {
+      std::string msg = kgen_last_error();
+      if (st == KGEN_ERROR_CUDA)
+        contextBroken = what.str() + ": " + msg;
+      GTEST_FAIL() << what.str() << ": kgen_launch: " << msg;
+    }
+    ++launches;
+    CUresult r = d->ctxSynchronize();
+    if (r != CUDA_SUCCESS) {
+      contextBroken = what.str() + ": " + d->errorText(r, "cuCtxSynchronize");
+      GTEST_FAIL() << contextBroken;
+    }
+
+    for (size_t t = 0; t < nt; ++t) {
+      const TensorDecl &td = dsl.tensors[t];
+      if (td.isInput)
+        continue;
+      const TensorPlace &p = place[t];
+      uint8_t *host = staging.get(p.buf.size());
+      ASSERT_NE(host, nullptr) << "out of host memory";
+      r = d->memcpyDtoH(host, p.buf.ptr(), p.buf.size());
+      ASSERT_EQ(r, CUDA_SUCCESS) << d->errorText(r, "cuMemcpyDtoH");
+      auto rc = [&](int64_t q) {
+        std::ostringstream ss;
+        int64_t rel = q - p.offset;
+        if (rel < 0)
+          ss << "element " << rel << " before the base";
+        else
+          ss << "row " << rel / p.stride << " col " << rel % p.stride;
+        return ss.str();
+      };
+      ScanResult sr = scanOutput(host, td.dtype, p, td.layout == Layout::Vector
+                                                         ? 1
+                                                         : rows);
+      EXPECT_EQ(sr.unwritten, 0)
+          << what.str() << ": " << td.name << ": " << sr.unwritten
+          << " elements not written (still poison), first at "
+          << rc(sr.firstUnwritten);
+      EXPECT_EQ(sr.nan, 0) << what.str() << ": " << td.name << ": " << sr.nan
+                           << " NaN elements, first at " << rc(sr.firstNan);
+      EXPECT_EQ(sr.padding, 0)
+          << what.str() << ": " << td.name << ": " << sr.padding
+          << " elements outside the rows were overwritten (padding, guard "
+             "or before the base), first at "
+          << rc(sr.firstPadding);
+
+      Tolerance tol = defaultTolerance(td.dtype);
+      int64_t bad = 0;
+      std::string firstBad;
+      for (size_t s = 0; s < sample.size(); ++s) {
+        int64_t row = sample[s];
+        const uint8_t *got = host + (p.offset + row * p.stride) * p.elem;
+        const uint8_t *ref = refOut[s][t].data();
+        for (int64_t c = 0; c < p.rowLength; ++c) {
+          double gv = decode(td.dtype, got + c * p.elem);
+          double rv = decode(td.dtype, ref + c * p.elem);
+          if (!withinTolerance(td.dtype, gv, rv, tol)) {
+            if (!bad++) {
+              std::ostringstream ss;
+              ss << "row " << row << " col " << c << ": got " << fmtValue(gv)
+                 << " expected " << fmtValue(rv);
+              firstBad = ss.str();
+            }
+          } else if (std::isfinite(rv)) {
+            double ratio = std::abs(gv - rv) / (tol.atol + tol.rtol * std::abs(rv));
+            if (ratio > worstRatio) {
+              worstRatio = ratio;
+              worstWhere = k->entry.name + " rows " + std::to_string(rows) +
+                           " row " + std::to_string(row) + " col " +
+                           std::to_string(c) + " got " + fmtValue(gv) +
+                           " ref " + fmtValue(rv);
+            }
+          }
+        }
+      }
+      EXPECT_EQ(bad, 0) << what.str() << ": " << td.name << ": " << bad
+                        << " mismatches on " << sample.size()
+                        << " sampled rows (tolerance atol " << tol.atol
+                        << " rtol " << tol.rtol << "), first at " << firstBad;
+    }
+  }
+}
+
+/// Loads every kernel of the bundle (no GPU needed): specs parse, entries
+/// exist in the PTX with the ABI's parameter count.
+class ManifestTest : public ::testing::Test {
+public:
+  explicit ManifestTest(std::vector<ManifestEntry> m) : manifest(std::move(m)) {}
+  void TestBody() override {
+    int patched = 0;
+    for (const ManifestEntry &e : manifest) {
+      RtKernel k;
+      std::string err;
+      EXPECT_TRUE(loadKernel(config().dir, e, k, err)) << err;
+      patched += k.abiPatched;
+    }
+    if (patched)
+      std::cout << "[kgen-gpu] WORKAROUND: " << patched << " of "
+                << manifest.size()
+                << " specs have empty \"abi\" arrays (codegen/Pipeline/"
+                   "Spec.cpp looks for gpu.func ops in the module lowered to "
+                   "llvm.func); the test fills in the ABI LowerToGPU builds\n";
+  }
+
+private:
+  std::vector<ManifestEntry> manifest;
+};
+
+class SkipTest : public ::testing::Test {
+public:
+  explicit SkipTest(std::string why) : why(std::move(why)) {}
+  void TestBody() override { GTEST_SKIP() << why; }
+
+private:
+  std::string why;
+};
+
+class FailTest : public ::testing::Test {
+public:
+  explicit FailTest(std::string why) : why(std::move(why)) {}
+  void TestBody() override { GTEST_FAIL() << why; }
+
+private:
+  std::string why;
+};
+
+std::vector<ManifestEntry> &manifest() {
+  static std::vector<ManifestEntry> m;
+  return m;
+}
+
+void registerTests() {
+  const char *dir = std::getenv("KGEN_KERNEL_DIR");
+  if (!dir || !*dir) {
+    ::testing::RegisterTest(
+        "KgenGpu", "Kernels", nullptr, nullptr, __FILE__, __LINE__, [] {
+          return new SkipTest("KGEN_KERNEL_DIR is not set: point it at a "
+                              "folder from `kgen bundle` (manifest.tsv, "
+                              "NAME.ptx, NAME.json) to test its kernels");
+        });
+    return;
+  }
+  Config &c = config();
+  c.dir = dir;
+  if (const char *s = std::getenv("KGEN_GPU_TEST_SEED"))
+    c.seed = std::strtoull(s, nullptr, 10);
+  else
+    c.seed = std::random_device{}() % 1000000;
+  if (const char *s = std::getenv("KGEN_GPU_TEST_MAX_BYTES"))
+    c.maxBytes = std::strtoull(s, nullptr, 10);
+  if (const char *s = std::getenv("KGEN_GPU_TEST_ROWS"))
+    c.rows = parseIntList(s);
+  bool lengthsGiven = false;
+  if (const char *s = std::getenv("KGEN_GPU_TEST_LENGTHS")) {
+    c.lengths = parseIntList(s);
+    lengthsGiven = true;
+  }
+  std::cout << "[kgen-gpu] kernels " << c.dir << ", seed " << c.seed
+            << " (KGEN_GPU_TEST_SEED), max " << humanBytes(double(c.maxBytes))
+            << " per shape\n";
+
+  std::string err;
+  if (!readManifest(c.dir, manifest(), err)) {
+    ::testing::RegisterTest("KgenGpu", "Manifest", nullptr, nullptr, __FILE__,
+                            __LINE__, [err] { return new FailTest(err); });
+    return;
+  }
+  ::testing::RegisterTest("KgenGpu", "Manifest", nullptr, nullptr, __FILE__,
+                          __LINE__,
+                          [] { return new ManifestTest(manifest()); });
+
+  // Group by (op, dtype, length): the specialized kernel of a length and the
+  // dynamic kernel run together. Keys keep the manifest's op/dtype order.
+  std::vector<std::pair<std::string, std::string>> order;
+  std::map<std::pair<std::string, std::string>, std::vector<const ManifestEntry *>>
+      byOpDtype;
+  for (const ManifestEntry &e : manifest()) {
+    auto key = std::make_pair(e.op, e.dtype);
+    if (!byOpDtype.count(key))
+      order.push_back(key);
+    byOpDtype[key].push_back(&e);
+  }
+  for (const auto &key : order) {
+    const ManifestEntry *dyn = nullptr;
+    std::map<int64_t, const ManifestEntry *> spec;
+    for (const ManifestEntry *e : byOpDtype[key]) {
+      if (e->length == 0)
+        dyn = e;
+      else
+        spec[e->length] = e;
+    }
+    std::set<int64_t> lengths(c.lengths.begin(), c.lengths.end());
+    if (!lengthsGiven)
+      for (const auto &[len, e] : spec)
+        lengths.insert(len);
+    const ops::OpDef *op = ops::findOp(key.first);
+    for (int64_t len : lengths) {
+      Group g{key.first, key.second, len, nullptr, dyn};
+      auto it = spec.find(len);
+      if (it != spec.end())
+        g.spec = it->second;
+      if (!g.spec && !g.dyn)
+        continue;
+      std::string name = key.first + "_" + key.second + "_" +
+                         (op ? op->mainDim : std::string("len")) +
+                         std::to_string(len);
+      ::testing::RegisterTest("KgenGpu", name.c_str(), nullptr, nullptr,
+                              __FILE__, __LINE__,
+                              [g] { return new KernelGroupTest(g); });
+    }
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  if (const char *fake = std::getenv("KGEN_GPU_TEST_FAKE_CUDA"))
+    rt::setDriverLibraryForTesting(fake);
+  registerTests();
+  return RUN_ALL_TESTS();
+}
