@@ -9,6 +9,21 @@ const std::vector<OpDef> &registry() {
        "y = weight * (x * rsqrt(mean(x^2) + eps)).to(dtype), in f32 "
        "(Hugging Face LlamaRMSNorm)",
        "hidden", rmsnorm, {{"eps", 1e-6}}},
+      {"gemma_rmsnorm",
+       "y = (x * rsqrt(mean(x^2) + eps) * (1 + weight)).to(dtype), all in f32 "
+       "(Hugging Face GemmaRMSNorm)",
+       "hidden", gemmaRMSNorm, {{"eps", 1e-6}}},
+      {"fused_add_rmsnorm",
+       "in place: residual = x + residual; x = rmsnorm(residual) * weight "
+       "(vLLM, FlashInfer)",
+       "hidden", fusedAddRMSNorm, {{"eps", 1e-6}}},
+      {"layernorm",
+       "y = (x - mean) * rsqrt(var + eps) * weight + bias, in f32 (F.layer_norm)",
+       "hidden", [](DType dt) { return layerNorm(dt, true); }, {{"eps", 1e-5}}},
+      {"layernorm_nobias", "layernorm without a bias", "hidden",
+       [](DType dt) { return layerNorm(dt, false); }, {{"eps", 1e-5}}},
+      {"softmax", "y = exp(x - max(x)) / sum(exp(x - max(x))), in f32", "n",
+       softmax, {}},
       {"silu_and_mul", "SwiGLU: x is [T, 2d], y = silu(x[:, :d]) * x[:, d:]",
        "d", siluAndMul, {}},
       {"gelu_and_mul",

@@ -28,6 +28,10 @@ const OpDef *findOp(const std::string &name);
 
 // One function per op, each in its own file.
 Kernel rmsnorm(DType dt);
+Kernel gemmaRMSNorm(DType dt);
+Kernel fusedAddRMSNorm(DType dt);
+Kernel layerNorm(DType dt, bool withBias);
+Kernel softmax(DType dt);
 Kernel siluAndMul(DType dt);
 Kernel geluAndMul(DType dt, bool tanhApproximation);
 

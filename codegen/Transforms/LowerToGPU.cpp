@@ -278,6 +278,13 @@ LogicalResult RowLowering::run() {
     SmallVector<Chunk> chunks;
     for (int64_t j = 0; j < sched.getChunks(); ++j)
       chunks.push_back(makeChunk(cIndex(j), j));
+    // Issue every load up front, so that all of a thread's loads (weights
+    // too) are in flight together instead of waiting behind the reductions'
+    // barriers.
+    for (Chunk &c : chunks)
+      for (LoadOp l : kernel.getBody().getOps<LoadOp>())
+        if (isRowValue(l.getResult()))
+          chunkValue(l.getResult(), c);
     for (int level = 1; level <= maxLevel; ++level) {
       for (ReduceOp r : reduces) {
         if (reduceLevel(r.getResult()) != level)

@@ -5,12 +5,14 @@
 // RUN: not kgen-opt %s --kgen-schedule=threads-per-row=48 2>&1 | FileCheck %s --check-prefix=BADTPR
 // RUN: not kgen-opt %s --kgen-schedule="threads-per-row=512 rows-per-block=4" 2>&1 | FileCheck %s --check-prefix=BADBLOCK
 
-// A chunk is 16 bytes of the widest dtype a row access moves; threads per
-// row give each thread about 4 chunks (at least 32 threads once the row has
-// more than 32 chunks); rows per block fill 256 threads; the row is re-read
-// when a thread would hold more than 64 elements, or the length is dynamic.
+// A chunk is 16 bytes of the widest dtype a row access moves. Threads per
+// row: one per chunk up to 32 chunks; beyond, enough for about 4 chunks per
+// thread in kernels with reductions (2 in elementwise kernels), at least 32
+// and at most 1024. Rows per block fill 256 threads. The row is re-read when
+// a thread would hold more than 64 elements, or when the length is dynamic.
 
-// bf16, 4096: 512 chunks of 8 -> 128 threads x 4 chunks (32 elements).
+// bf16, 4096, with a reduction: 512 chunks of 8 -> 128 threads x 4 chunks
+// (32 elements), 2 rows per block.
 // CHECK-LABEL: kgen.kernel @bf16_4096(
 // CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 128, rowsPerBlock = 2, chunks = 4, reread = false>
 // Forced 32 threads: 16 chunks x 8 = 128 elements per thread -> re-read.
@@ -27,27 +29,48 @@ kgen.kernel @bf16_4096(%x: !kgen.rows<bf16> {kgen.name = "x"},
   kgen.domain %n
   %c0 = arith.constant 0 : index
   %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<4096xbf16>
+  %f = arith.extf %v : tensor<4096xbf16> to tensor<4096xf32>
+  %s = kgen.reduce sum %f : tensor<4096xf32> -> f32
   kgen.store %v, %y[%c0] : tensor<4096xbf16>, !kgen.rows<bf16>
   kgen.return
 }
 
-// f32, 4096: 1024 chunks of 4 -> 256 threads x 4 chunks, one row per block.
+// The same row without a reduction: 256 threads x 2 chunks.
+// CHECK-LABEL: kgen.kernel @bf16_4096_elementwise(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 2, reread = false>
+// TPR32-LABEL: kgen.kernel @bf16_4096_elementwise(
+// TPR32-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 16, reread = true>
+kgen.kernel @bf16_4096_elementwise(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                                   %y: !kgen.rows<bf16> {kgen.name = "y"})
+    attributes {dims = {n = 4096 : i64}} {
+  %n = arith.constant 4096 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<4096xbf16>
+  kgen.store %v, %y[%c0] : tensor<4096xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
+// f32, 4096, with a reduction: 1024 chunks of 4 -> 256 threads x 4 chunks,
+// one row per block.
 // CHECK-LABEL: kgen.kernel @f32_4096(
 // CHECK-SAME: schedule = #kgen.schedule<vector = 4, threadsPerRow = 256, rowsPerBlock = 1, chunks = 4, reread = false>
-kgen.kernel @f32_4096(%x: !kgen.rows<f32> {kgen.name = "x"})
+kgen.kernel @f32_4096(%x: !kgen.rows<f32> {kgen.name = "x"},
+                      %s: !kgen.scalars<f32> {kgen.name = "s"})
     attributes {dims = {n = 4096 : i64}} {
   %n = arith.constant 4096 : index
   kgen.domain %n
   %c0 = arith.constant 0 : index
   %v = kgen.load %x[%c0] : !kgen.rows<f32> -> tensor<4096xf32>
-  kgen.store %v, %x[%c0] : tensor<4096xf32>, !kgen.rows<f32>
+  %m = kgen.reduce max %v : tensor<4096xf32> -> f32
+  kgen.store %m, %s : f32, !kgen.scalars<f32>
   kgen.return
 }
 
 // Loads bf16 but stores f32: the widest access (f32) sets the chunk to 4.
-// 1024 chunks -> 256 threads.
+// 1024 chunks, elementwise -> 512 threads x 2, a 512-thread block.
 // CHECK-LABEL: kgen.kernel @mixed_widest_store(
-// CHECK-SAME: schedule = #kgen.schedule<vector = 4, threadsPerRow = 256, rowsPerBlock = 1, chunks = 4, reread = false>
+// CHECK-SAME: schedule = #kgen.schedule<vector = 4, threadsPerRow = 512, rowsPerBlock = 1, chunks = 2, reread = false>
 kgen.kernel @mixed_widest_store(%x: !kgen.rows<bf16> {kgen.name = "x"},
                                 %y: !kgen.rows<f32> {kgen.name = "y"})
     attributes {dims = {n = 4096 : i64}} {
@@ -60,19 +83,19 @@ kgen.kernel @mixed_widest_store(%x: !kgen.rows<bf16> {kgen.name = "x"},
   kgen.return
 }
 
-// i8 rows: 16 elements per chunk. The f32 scalar load is not a row access
-// and does not widen the chunk. 1024 / 16 = 64 chunks -> 32 threads x 2.
-// CHECK-LABEL: kgen.kernel @i8_1024(
-// CHECK-SAME: schedule = #kgen.schedule<vector = 16, threadsPerRow = 32, rowsPerBlock = 8, chunks = 2, reread = false>
-kgen.kernel @i8_1024(%x: !kgen.rows<i8> {kgen.name = "x"},
+// i8 rows: 16 elements per chunk. The f32 per-row scalar is not a row access
+// and does not widen the chunk. 2048 / 16 = 128 chunks -> 64 threads x 2.
+// CHECK-LABEL: kgen.kernel @i8_2048(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 16, threadsPerRow = 64, rowsPerBlock = 4, chunks = 2, reread = false>
+kgen.kernel @i8_2048(%x: !kgen.rows<i8> {kgen.name = "x"},
                      %s: !kgen.scalars<f32> {kgen.name = "s"})
-    attributes {dims = {n = 1024 : i64}} {
-  %n = arith.constant 1024 : index
+    attributes {dims = {n = 2048 : i64}} {
+  %n = arith.constant 2048 : index
   kgen.domain %n
   %c0 = arith.constant 0 : index
-  %v = kgen.load %x[%c0] : !kgen.rows<i8> -> tensor<1024xi8>
+  %v = kgen.load %x[%c0] : !kgen.rows<i8> -> tensor<2048xi8>
   %f = kgen.load %s : !kgen.scalars<f32> -> f32
-  kgen.store %v, %x[%c0] : tensor<1024xi8>, !kgen.rows<i8>
+  kgen.store %v, %x[%c0] : tensor<2048xi8>, !kgen.rows<i8>
   kgen.return
 }
 
@@ -90,6 +113,8 @@ kgen.kernel @tiny_64(%x: !kgen.rows<bf16> {kgen.name = "x"})
   kgen.domain %n
   %c0 = arith.constant 0 : index
   %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<64xbf16>
+  %f = arith.extf %v : tensor<64xbf16> to tensor<64xf32>
+  %s = kgen.reduce sum %f : tensor<64xf32> -> f32
   kgen.store %v, %x[%c0] : tensor<64xbf16>, !kgen.rows<bf16>
   kgen.return
 }
@@ -107,10 +132,24 @@ kgen.kernel @three(%x: !kgen.rows<f32> {kgen.name = "x"})
   kgen.return
 }
 
-// 1000 bf16 = 125 chunks (the last one partial) -> 32 threads x 4 chunks.
+// 1000 bf16 = 125 chunks (the last one partial). With a reduction: 32
+// threads x 4 chunks; without: 64 threads x 2 chunks.
 // CHECK-LABEL: kgen.kernel @bf16_1000(
 // CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 4, reread = false>
 kgen.kernel @bf16_1000(%x: !kgen.rows<bf16> {kgen.name = "x"})
+    attributes {dims = {n = 1000 : i64}} {
+  %n = arith.constant 1000 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<1000xbf16>
+  %f = arith.extf %v : tensor<1000xbf16> to tensor<1000xf32>
+  %s = kgen.reduce min %f : tensor<1000xf32> -> f32
+  kgen.store %v, %x[%c0] : tensor<1000xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+// CHECK-LABEL: kgen.kernel @bf16_1000_elementwise(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 64, rowsPerBlock = 4, chunks = 2, reread = false>
+kgen.kernel @bf16_1000_elementwise(%x: !kgen.rows<bf16> {kgen.name = "x"})
     attributes {dims = {n = 1000 : i64}} {
   %n = arith.constant 1000 : index
   kgen.domain %n
@@ -120,8 +159,8 @@ kgen.kernel @bf16_1000(%x: !kgen.rows<bf16> {kgen.name = "x"})
   kgen.return
 }
 
-// The longest row kept in registers: 65536 bf16 -> 1024 threads x 8 chunks
-// = 64 elements per thread.
+// The longest row kept in registers: 65536 bf16 -> 1024 threads (the cap)
+// x 8 chunks = 64 elements per thread.
 // CHECK-LABEL: kgen.kernel @bf16_65536(
 // CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 1024, rowsPerBlock = 1, chunks = 8, reread = false>
 kgen.kernel @bf16_65536(%x: !kgen.rows<bf16> {kgen.name = "x"})
@@ -130,12 +169,14 @@ kgen.kernel @bf16_65536(%x: !kgen.rows<bf16> {kgen.name = "x"})
   kgen.domain %n
   %c0 = arith.constant 0 : index
   %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<65536xbf16>
+  %f = arith.extf %v : tensor<65536xbf16> to tensor<65536xf32>
+  %s = kgen.reduce sum %f : tensor<65536xf32> -> f32
   kgen.store %v, %x[%c0] : tensor<65536xbf16>, !kgen.rows<bf16>
   kgen.return
 }
 
-// A long row: 131072 bf16 -> 1024 threads (the cap) x 16 chunks = 128
-// elements per thread -> re-read.
+// A long row: 131072 bf16 -> 1024 threads x 16 chunks = 128 elements per
+// thread -> re-read.
 // CHECK-LABEL: kgen.kernel @bf16_131072(
 // CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 1024, rowsPerBlock = 1, chunks = 16, reread = true>
 kgen.kernel @bf16_131072(%x: !kgen.rows<bf16> {kgen.name = "x"})
@@ -144,6 +185,8 @@ kgen.kernel @bf16_131072(%x: !kgen.rows<bf16> {kgen.name = "x"})
   kgen.domain %n
   %c0 = arith.constant 0 : index
   %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<131072xbf16>
+  %f = arith.extf %v : tensor<131072xbf16> to tensor<131072xf32>
+  %s = kgen.reduce sum %f : tensor<131072xf32> -> f32
   kgen.store %v, %x[%c0] : tensor<131072xbf16>, !kgen.rows<bf16>
   kgen.return
 }

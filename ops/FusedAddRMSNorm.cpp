@@ -1,0 +1,23 @@
+//===- FusedAddRMSNorm.cpp - Residual add fused with RMSNorm --------------===//
+#include "ops/Registry.h"
+
+namespace kgen::ops {
+
+// vLLM's and FlashInfer's fused_add_rmsnorm, both in place: residual becomes
+// x + residual (added in the dtype), and x becomes
+// weight * (r * rsqrt(mean(r^2) + eps)).to(dtype) of that new residual.
+Kernel fusedAddRMSNorm(DType dt) {
+  Builder b("fused_add_rmsnorm");
+  Len hidden = b.dim("hidden");
+  Tensor x = b.input("x", dt, hidden);
+  Tensor residual = b.input("residual", dt, hidden);
+  Tensor w = b.vector("weight", dt, hidden);
+  Expr eps = b.scalar("eps", DType::F32);
+  Expr r = x + residual;
+  Expr rf = r.to(DType::F32);
+  b.store(residual, r);
+  b.store(x, w * (rf * rsqrt(mean(rf * rf) + eps)).to(dt));
+  return b.build();
+}
+
+} // namespace kgen::ops

@@ -1,0 +1,17 @@
+//===- Softmax.cpp - Numerically stable softmax over the row --------------===//
+#include "ops/Registry.h"
+
+namespace kgen::ops {
+
+// torch.softmax(x, -1): in f32, subtracting the row max before exp.
+Kernel softmax(DType dt) {
+  Builder b("softmax");
+  Len n = b.dim("n");
+  Tensor x = b.input("x", dt, n);
+  Expr xf = x.to(DType::F32);
+  Expr e = exp(xf - amax(xf));
+  b.output("y", (e / sum(e)).to(dt));
+  return b.build();
+}
+
+} // namespace kgen::ops
