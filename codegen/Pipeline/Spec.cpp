@@ -67,10 +67,13 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
           multiple[kop.getArgName(i)] = d.getInt();
     }
     json::Array abi;
-    lowered.walk([&](gpu::GPUFuncOp f) {
-      if (f.getName() != kop.getSymName())
+    // After the llvm stage the gpu.func is an llvm.func; both keep kgen.abi.
+    lowered.walk([&](Operation *f) {
+      auto list = f->getAttrOfType<ArrayAttr>(mlir::kgen::kAbiAttr);
+      auto sym = f->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
+      if (!list || !sym || sym.getValue() != kop.getSymName())
         return;
-      for (Attribute a : f->getAttrOfType<ArrayAttr>(mlir::kgen::kAbiAttr))
+      for (Attribute a : list)
         abi.push_back(cast<StringAttr>(a).getValue().str());
     });
     mlir::kgen::ScheduleAttr s = kop.getScheduleAttr();

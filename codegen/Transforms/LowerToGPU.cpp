@@ -102,7 +102,9 @@ void RowLowering::emitReadyScalars() {
         llvm::all_of(op.getResults(), [&](Value r) { return map.contains(r); }) ||
         op.getNumResults() == 0)
       continue;
-    if (!llvm::all_of(op.getOperands(), [&](Value o) { return map.contains(o); }))
+    if (!llvm::all_of(op.getOperands(), [&](Value o) {
+          return map.contains(o) || base.count(o);
+        }))
       continue;
     if (auto l = dyn_cast<LoadOp>(op)) {
       map.map(l.getResult(), loadScalar(l));
@@ -404,6 +406,11 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
     func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
     int32_t block = s.getThreadsPerRow() * s.getRowsPerBlock();
     func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({block, 1, 1}));
+    // Allow every register the block size leaves: with only .maxntid, ptxas
+    // aims at high occupancy and spills (64 registers at 256 threads on
+    // sm_86), while these kernels want their row in registers.
+    func->setAttr("nvvm.maxnreg",
+                  b.getI32IntegerAttr(std::min<int32_t>(255, 65536 / block)));
     func->setAttr(kAbiAttr, b.getArrayAttr(abi));
     b.setInsertionPointToStart(&func.getBody().front());
     return RowLowering(b, k, func).run();

@@ -32,7 +32,8 @@ int64_t knownDivisor(Value v, KernelOp k) {
   if (auto arg = dyn_cast<BlockArgument>(v)) {
     if (auto d = k.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
                                                  kDivisibilityAttr))
-      return d.getInt();
+      if (d.getInt() > 0) // only its power-of-two part survives sums
+        return int64_t(1) << llvm::countr_zero(uint64_t(d.getInt()));
     return 1;
   }
   Operation *op = v.getDefiningOp();

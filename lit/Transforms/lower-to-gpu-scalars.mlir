@@ -1,16 +1,5 @@
 // RUN: kgen-opt %s --kgen-lower-to-gpu | FileCheck %s
 //
-// XFAIL: *
-// BUG: kgen-lower-to-gpu crashes (segfault in vector::BroadcastOp::create,
-// called from RowLowering::chunkValue) on any kernel that reads a
-// !kgen.scalars tensor. RowLowering::emitReadyScalars (LowerToGPU.cpp) only
-// emits an op once all its operands are in `map`, but emitPrologue puts the
-// tensor arguments in `base`, never in `map`: the `kgen.load %s` of a
-// per-row scalar is never ready, its result is never mapped, and its first
-// use (here the kgen.broadcast) gets a null Value. A DSL kernel with a
-// Layout::RowScalar input reaches this through `kgen emit`. Remove the XFAIL
-// once the load is lowered (treat operands found in `base` as ready).
-
 // The per-row scalar is one element at row r: a load through the raw
 // pointer, offset by the (clamped) row index, not by a row stride.
 // CHECK-LABEL: gpu.func @scale_rows(

@@ -203,6 +203,27 @@ kgen.kernel @warp_sum(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "
 
 // -----
 
+// More than a warp per row but no reduction: no workgroup memory, no
+// barrier.
+// CHECK-LABEL: gpu.func @wide_copy(
+// CHECK-SAME: %{{[a-z0-9]+}}: i64) kernel attributes
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK-NOT: gpu.barrier
+// CHECK-NOT: gpu.shuffle
+// CHECK: gpu.return
+kgen.kernel @wide_copy(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},
+                       %y: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "y"})
+    attributes {dims = {n = 2048 : i64}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 256, rowsPerBlock = 1, chunks = 2, reread = false>} {
+  %n = arith.constant 2048 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<2048xf32>
+  kgen.store %a, %y[%c0] {vector_width = 4 : i64} : tensor<2048xf32>, !kgen.rows<f32>
+  kgen.return
+}
+
+// -----
+
 // RMSNorm-like, 2048 f32 over 128 threads (4 warps) x 4 chunks, 2 rows per
 // block, kept in registers: each chunk of x and of the weight is loaded once
 // (8 loads in all) and reused by the reductions and the store. Two

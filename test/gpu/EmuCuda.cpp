@@ -131,10 +131,10 @@ CUresult emulate(const std::string &entry, void **params) {
         }
         interpret(k, part);
       });
-      // The first output, its last row.
+      // The first written tensor, its last row.
       for (size_t t = 0; t < k.tensors.size(); ++t) {
         const TensorDecl &td = k.tensors[t];
-        if (td.isInput || td.layout != Layout::Rows || b.rows == 0)
+        if (!td.isWritten || td.layout != Layout::Rows || b.rows == 0)
           continue;
         int64_t e = sizeInBytes(td.dtype);
         int64_t len = td.rowLength.eval(b.dims);
