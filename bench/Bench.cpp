@@ -134,6 +134,7 @@ std::string fmt(const char *f, double v) {
 } // namespace
 
 int main(int argc, char **argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   if (argc < 2) {
     std::fprintf(stderr, "usage: kgen-bench KERNEL_DIR [OUT_DIR]\n");
     return 2;

@@ -2,6 +2,7 @@
 #include "codegen/Pipeline/Pipeline.h"
 
 #include "codegen/Import/ImportDSL.h"
+#include "codegen/Pipeline/PtxEmitter.h"
 #include "codegen/Pipeline/Spec.h"
 #include "codegen/Transforms/Passes.h"
 
@@ -169,26 +170,19 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
   }
   // Stage ptx and spec.
   if (last >= Stage::Ptx) {
-    OwningOpRef<ModuleOp> lowered = module->clone();
-    if (failed(run(module, [&](PassManager &pm) {
-          GpuModuleToBinaryPassOptions o;
-          o.toolkitPath = opts.cudaPath;
-          o.compilationTarget = "isa";
-          pm.addPass(createGpuModuleToBinaryPass(o));
-        })))
-      return fail("stage ptx");
-    for (auto bin : module->getOps<gpu::BinaryOp>())
-      for (Attribute o : bin.getObjects())
-        out.ptx = cast<gpu::ObjectAttr>(o).getObject().getValue().str();
+    std::string emitError;
+    for (auto gm : module->getOps<gpu::GPUModuleOp>())
+      if (!emitPTX(gm, *arch, opts.cudaPath, out.ptx, emitError))
+        return fail(("stage ptx: " + emitError).c_str());
     if (out.ptx.empty())
-      return fail("stage ptx (no object produced)");
+      return fail("stage ptx (no gpu.module)");
     endStage(Stage::Ptx);
     if (last >= Stage::Spec) {
       std::string key = imported + "|" + arch->name + "|" +
                         std::to_string(opts.threadsPerRow) + "|" +
                         std::to_string(opts.rowsPerBlock) + "|" + out.ptx;
       std::string hash = llvm::utohexstr(llvm::xxh3_64bits(key), true, 16);
-      out.spec = writeSpec(k, info, opts, *scheduled, *lowered, hash);
+      out.spec = writeSpec(k, info, opts, *scheduled, *module, hash);
       endStage(Stage::Spec);
     }
   }

@@ -100,19 +100,29 @@ expectedAbi(const Kernel &k, const std::vector<std::string> &dynamicDims) {
   return abi;
 }
 
-int ptxParamCount(const std::string &ptx, const std::string &entry) {
+std::vector<std::string> ptxParamTypes(const std::string &ptx,
+                                       const std::string &entry, bool &found) {
+  std::vector<std::string> types;
   std::string key = ".entry " + entry + "(";
   size_t at = ptx.find(key);
-  if (at == std::string::npos)
-    return -1;
-  size_t close = ptx.find(')', at);
-  if (close == std::string::npos)
-    return -1;
-  int n = 0;
+  size_t close = at == std::string::npos ? at : ptx.find(')', at);
+  found = close != std::string::npos;
+  if (!found)
+    return types;
   for (size_t p = ptx.find(".param", at); p != std::string::npos && p < close;
-       p = ptx.find(".param", p + 6))
-    ++n;
-  return n;
+       p = ptx.find(".param", p + 6)) {
+    // ".param .u64 .ptr .global .align 1 NAME" -> ".u64"
+    size_t t = ptx.find('.', p + 6);
+    size_t end = ptx.find_first_of(" \t\n,)", t);
+    types.push_back(ptx.substr(t, end - t));
+  }
+  return types;
+}
+
+int ptxParamCount(const std::string &ptx, const std::string &entry) {
+  bool found;
+  std::vector<std::string> t = ptxParamTypes(ptx, entry, found);
+  return found ? static_cast<int>(t.size()) : -1;
 }
 
 RtKernel &RtKernel::operator=(RtKernel &&o) noexcept {
@@ -225,12 +235,37 @@ bool loadKernel(const std::string &dir, const ManifestEntry &e, RtKernel &out,
     kgen_variant_info vi{};
     kgen_kernel_get_variant(out.k, v, &vi);
     out.variants.push_back(vi.entry);
-    int n = ptxParamCount(ptx, vi.entry);
-    if (n != static_cast<int>(abi.size())) {
-      err = e.name + ": entry " + vi.entry + " has " + std::to_string(n) +
+    bool found;
+    std::vector<std::string> types = ptxParamTypes(ptx, vi.entry, found);
+    if (!found || types.size() != abi.size()) {
+      err = e.name + ": entry " + vi.entry + " has " +
+            (found ? std::to_string(types.size()) : std::string("no")) +
             " params in the PTX but the ABI has " + std::to_string(abi.size()) +
             " slots";
       return false;
+    }
+    // Each slot's PTX type: 64-bit except f32 / i32 scalars.
+    for (size_t i = 0; i < abi.size(); ++i) {
+      std::string want = ".u64";
+      if (abi[i].rfind("scalar:", 0) == 0) {
+        std::string name = abi[i].substr(7);
+        for (const kgen_param_info &p : out.params)
+          if (name == p.name)
+            want = p.dtype == KGEN_F32   ? ".f32"
+                   : p.dtype == KGEN_I32 ? ".u32"
+                                         : ".u64";
+      }
+      auto same = [](const std::string &a, const std::string &b) {
+        // .u64/.s64/.b64 are one width; so are .u32/.s32/.b32.
+        return a.size() == b.size() && a.size() == 4 &&
+               (a == b || (a[1] != 'f' && b[1] != 'f' && a.substr(2) == b.substr(2)));
+      };
+      if (!same(types[i], want)) {
+        err = e.name + ": entry " + vi.entry + " param " + std::to_string(i) +
+              " is " + types[i] + " in the PTX but ABI slot '" + abi[i] +
+              "' needs " + want;
+        return false;
+      }
     }
   }
   // What the C API does not tell: dim_multiple and the schedule.

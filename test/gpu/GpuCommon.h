@@ -42,6 +42,10 @@ bool readManifest(const std::string &dir, std::vector<ManifestEntry> &out,
 std::vector<std::string> expectedAbi(const Kernel &k,
                                      const std::vector<std::string> &dynamicDims);
 
+/// The types (".u64", ".f32", ...) of the .params of `.entry NAME(` in PTX
+/// text; found = false if there is no such entry.
+std::vector<std::string> ptxParamTypes(const std::string &ptx,
+                                       const std::string &entry, bool &found);
 /// The number of .param of `.entry NAME(` in PTX text; -1 if absent.
 int ptxParamCount(const std::string &ptx, const std::string &entry);
 

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Prepares the GPU check on this machine (LLVM/MLIR needed, no GPU): builds
+# kgen, kgen-gpu-tests and kgen-bench into build-gpu, emits the kernel bundle
+# and puts everything a GPU machine needs into build-gpu/gpu (< 60 MiB, only
+# glibc needed there). Then, on the GPU machine, from the repository root:
+#   bash bench/gpu_check.sh build-gpu/gpu
+# (with the device tool: carry ["build-gpu/gpu"]).
+#
+# Env: JOBS (default 2), KGEN_GPU_BUILD (default <repo>/build-gpu),
+#      KGEN_BIN (a kgen binary to emit the bundle with instead of building
+#      one, e.g. from a clean checkout of a commit),
+#      KGEN_GPU_ARCHS (default sm_90),
+#      KGEN_GPU_LENGTHS (default 0,1,7,32,100,2048,3584,4095,4096,8192,16384).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${KGEN_GPU_BUILD:-$root/build-gpu}"
+jobs="${JOBS:-2}"
+archs="${KGEN_GPU_ARCHS:-sm_90}"
+lengths="${KGEN_GPU_LENGTHS:-0,1,7,32,100,2048,3584,4095,4096,8192,16384}"
+
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
+fi
+if [ -n "${KGEN_BIN:-}" ]; then
+  kgen="$KGEN_BIN"
+  ninja -C "$build" -j"$jobs" kgen-gpu-tests kgen-bench
+else
+  kgen="$build/tools/kgen/kgen"
+  ninja -C "$build" -j"$jobs" kgen kgen-gpu-tests kgen-bench
+fi
+
+out="$build/gpu"
+rm -rf "$out"
+mkdir -p "$out"
+"$kgen" bundle -o "$out/kernels" --archs "$archs" \
+  --lengths "$lengths" > "$out/bundle.log"
+tail -n 1 "$out/bundle.log"
+cp "$build/test/gpu/kgen-gpu-tests" "$build/bench/kgen-bench" \
+  "$root/bench/gpu_check.sh" "$out/"
+strip "$out/kgen-gpu-tests" "$out/kgen-bench"
+
+# The GPU machine has glibc and little else: no shared libraries beyond it.
+for exe in kgen-gpu-tests kgen-bench; do
+  extra="$(ldd "$out/$exe" | grep '=>' |
+    grep -vE '/(libc|libm|libdl|libpthread|librt|ld-linux[^ ]*)\.so' || true)"
+  if [ -n "$extra" ]; then
+    echo "error: $exe needs shared libraries the GPU machine lacks:" >&2
+    echo "$extra" >&2
+    exit 1
+  fi
+done
+
+# What needs no GPU: every spec loads and matches its PTX; without a GPU the
+# kernel tests skip (exit code 77).
+KGEN_KERNEL_DIR="$out/kernels" "$out/kgen-gpu-tests" \
+  --gtest_filter='KgenGpuManifest.*' --gtest_brief=1
+
+echo "size: $(du -sh "$out" | cut -f1)"
+echo "carry: ${out#"$root"/}"
