@@ -36,7 +36,23 @@ mkdir -p "$out"
   --lengths "$lengths" > "$out/bundle.log"
 tail -n 1 "$out/bundle.log"
 cp "$build/test/gpu/kgen-gpu-tests" "$build/bench/kgen-bench" \
-  "$root/bench/gpu_check.sh" "$out/"
+  "$root/bench/gpu_check.sh" "$root/bench/build_on_device.sh" "$out/"
+
+# For bench/build_on_device.sh, should the programs not run on the GPU
+# machine (glibc older than 2.35): the sources they were built from, fmt's
+# headers and GoogleTest's sources.
+mkdir -p "$out/src/test/gpu" "$out/src/bench" "$out/deps/fmt"
+for d in dsl ops runtime; do
+  mkdir -p "$out/src/$d"
+  cp "$root/$d"/*.h "$root/$d"/*.cpp "$out/src/$d/"
+  cp "$root/$d"/*.hpp "$out/src/$d/" 2>/dev/null || true
+done
+cp "$root"/test/gpu/*.h "$root"/test/gpu/*.cpp "$root"/test/gpu/*.cu "$out/src/test/gpu/"
+cp "$root/bench/Bench.cpp" "$out/src/bench/"
+cp -r /usr/include/fmt "$out/deps/fmt/"
+mkdir -p "$out/deps/googletest"
+cp -r /usr/src/googletest/googletest/src /usr/src/googletest/googletest/include \
+  "$out/deps/googletest/"
 strip "$out/kgen-gpu-tests" "$out/kgen-bench"
 
 # The GPU machine has glibc and little else: no shared libraries beyond it.

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -202,9 +203,10 @@ bool loadKernel(const std::string &dir, const ManifestEntry &e, RtKernel &out,
   }
   std::vector<std::string> abi = expectedAbi(out.dsl, dynamicDims);
 
-  // Workaround: `kgen bundle` (codegen/Pipeline/Spec.cpp, writeSpec) writes
-  // "abi": [] for every variant, so the runtime would launch with no
-  // parameters. Fill in the ABI LowerToGPU gives the entry.
+  // Workaround for bundles from before commit 3c29074: `kgen bundle`
+  // (codegen/Pipeline/Spec.cpp, writeSpec) wrote "abi": [] for every
+  // variant, so the runtime would launch with no parameters. Fill in the ABI
+  // LowerToGPU gives the entry.
   const std::string empty = "\"abi\": []";
   if (json.find(empty) != std::string::npos) {
     std::string list = "\"abi\": [";
@@ -512,3 +514,19 @@ std::vector<int64_t> parseIntList(const std::string &s) {
 }
 
 } // namespace kgen::gpu
+
+// The GPU programs link libstdc++ statically, and its random.o (pulled in by
+// the COW-string instantiations) references arc4random, which glibc has only
+// since 2.36: the GPU machine's glibc may be older. Nothing here uses
+// std::random_device, so this definition (linked before libstdc++.a is
+// searched, since this object is always needed) satisfies the reference and
+// the programs need glibc 2.35 (libgcc's _dl_find_object) at most.
+extern "C" uint32_t arc4random(void) {
+  static std::atomic<uint64_t> state{0x9e3779b97f4a7c15ull};
+  uint64_t z = state.fetch_add(0x9e3779b97f4a7c15ull) +
+               static_cast<uint64_t>(
+                   std::chrono::steady_clock::now().time_since_epoch().count());
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return static_cast<uint32_t>(z ^ (z >> 31));
+}

@@ -74,9 +74,9 @@ struct RtKernel {
 };
 
 /// Loads dir/NAME.ptx + NAME.json. Works without a GPU. If the spec's "abi"
-/// arrays are empty, fills them with expectedAbi() (workaround for
-/// codegen/Pipeline/Spec.cpp looking for gpu.func after they became
-/// llvm.func) and sets abiPatched. Checks that every variant's entry exists
+/// arrays are empty, fills them with expectedAbi() (workaround for bundles
+/// from before commit 3c29074, whose codegen/Pipeline/Spec.cpp looked for
+/// gpu.func after they had become llvm.func) and sets abiPatched. Checks that every variant's entry exists
 /// in the PTX with as many params as the ABI has slots.
 bool loadKernel(const std::string &dir, const ManifestEntry &e, RtKernel &out,
                 std::string &err);
