@@ -7,13 +7,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
-arch=${KGEN_ARCH:-sm_90}
-echo "== kgen bundle: every op for $arch (PTX + spec in build/kernels)"
-build/tools/kgen/kgen bundle -o build/kernels --archs "$arch" \
-  --lengths 0,1,7,32,100,2048,3584,4095,4096,8192,16384
+echo "== kgen bundle: every op for ${KGEN_GPU_ARCHS:-sm_90} (PTX + spec in build/gpu/kernels)"
+KGEN_GPU_BUILD="$PWD/build" JOBS="$(nproc)" bash scripts/prepare-gpu.sh
+cat build/gpu/bundle.log
 if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
-  echo "== GPU found: verifying and timing"
-  KGEN_KERNEL_DIR=build/kernels bash bench/gpu_check.sh build/gpu-local
+  echo "== GPU found: verifying against the interpreter and timing"
+  bash bench/gpu_check.sh build/gpu
 else
-  echo "== no GPU here: kernels emitted, not run (bench/gpu_check.sh runs them on a GPU)"
+  echo "== no GPU here: kernels emitted, not run (bash bench/gpu_check.sh build/gpu on a GPU machine)"
 fi
