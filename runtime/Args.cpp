@@ -182,8 +182,10 @@ private:
       if (b.ptr[param] % bytes)
         return "'" + p.name + "' pointer " + hexAddress(b.ptr[param]) +
                " is not " + std::to_string(bytes) + "-byte aligned";
+      // Only [rows, n] tensors step by a row stride; a vector's "stride" is
+      // its length and says nothing about alignment.
       int64_t strideBytes = b.stride[param] * dtypeSize(p.dtype);
-      if (strideBytes % bytes)
+      if (p.access == Param::Access::Rows && strideBytes % bytes)
         return "'" + p.name + "' row stride of " + std::to_string(strideBytes) +
                " bytes is not a multiple of " + std::to_string(bytes);
     }

@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace kgen {
+namespace kgen::rt {
 
 inline const char *lastError() noexcept { return kgen_last_error(); }
 
@@ -122,6 +122,6 @@ private:
   kgen_kernel *kernel = nullptr;
 };
 
-} // namespace kgen
+} // namespace kgen::rt
 
 #endif // KGEN_RUNTIME_KGENRUNTIME_HPP

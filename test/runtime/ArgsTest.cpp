@@ -34,7 +34,7 @@ class Args : public ::testing::Test {
 protected:
   void SetUp() override {
     ASSERT_EQ(kernel.create(RmsnormPtx, RmsnormSpec), KGEN_OK)
-        << kgen::lastError();
+        << kgen::rt::lastError();
   }
 
   /// Expects both kgen_select_variant and kgen_launch to fail with `status`
@@ -44,12 +44,12 @@ protected:
                       std::initializer_list<const char *> texts) {
     size_t variant = 99;
     EXPECT_EQ(kernel.selectVariant(args, nargs, rows, variant), status);
-    std::string msg = kgen::lastError();
+    std::string msg = kgen::rt::lastError();
     for (const char *t : texts)
       EXPECT_THAT(msg, HasSubstr(t));
     EXPECT_EQ(variant, 99u) << "output written on failure";
     EXPECT_EQ(kernel.launch(args, nargs, rows), status);
-    EXPECT_EQ(kgen::lastError(), msg);
+    EXPECT_EQ(kgen::rt::lastError(), msg);
   }
 
   void expectRejected(const RmsnormArgs &a, int64_t rows, kgen_status status,
@@ -60,17 +60,17 @@ protected:
   size_t select(const RmsnormArgs &a, int64_t rows = 4) {
     size_t variant = 99;
     EXPECT_EQ(kernel.selectVariant(a.args, rows, variant), KGEN_OK)
-        << kgen::lastError();
+        << kgen::rt::lastError();
     return variant;
   }
 
-  kgen::Kernel kernel;
+  kgen::rt::Kernel kernel;
 };
 
 TEST_F(Args, AlignedArgsPickTheVectorVariant) {
   RmsnormArgs a;
   EXPECT_EQ(select(a), 0u);
-  EXPECT_STREQ(kgen::lastError(), "");
+  EXPECT_STREQ(kgen::rt::lastError(), "");
 }
 
 TEST_F(Args, OffsetPointerPicksTheFallback) {
@@ -90,6 +90,24 @@ TEST_F(Args, OddStrideOrDimPicksTheFallback) {
   EXPECT_EQ(select(c), 0u);
 }
 
+TEST(ArgsVector, VectorLengthDoesNotBlockTheFastVariant) {
+  // A weight of 4100 bf16 (8200 bytes) with padded, 16-byte-aligned rows:
+  // only row tensors step by a stride, so the vector variant still fits.
+  kgen::rt::Kernel kernel;
+  std::string spec = replaced(RmsnormSpec, R"("dim_multiple": {"hidden": 8})",
+                              R"("dim_multiple": {})");
+  ASSERT_EQ(kernel.create(RmsnormPtx, spec), KGEN_OK) << kgen::rt::lastError();
+  RmsnormArgs a(reinterpret_cast<const void *>(0x10000),
+                reinterpret_cast<const void *>(0x20000),
+                reinterpret_cast<const void *>(0x30000), 4100);
+  a.args[0].row_stride = 4104;
+  a.args[2].row_stride = 4104;
+  size_t variant = 99;
+  ASSERT_EQ(kernel.selectVariant(a.args, 4, variant), KGEN_OK)
+      << kgen::rt::lastError();
+  EXPECT_EQ(variant, 0u);
+}
+
 TEST_F(Args, WrongCount) {
   RmsnormArgs a;
   expectRejected(a.args, 4, 1, KGEN_ERROR_INVALID_ARGUMENT,
@@ -99,7 +117,7 @@ TEST_F(Args, WrongCount) {
 
 TEST_F(Args, WrongKind) {
   RmsnormArgs a;
-  a.args[3] = kgen::dimArg(3);
+  a.args[3] = kgen::rt::dimArg(3);
   expectRejected(a, 1, KGEN_ERROR_INVALID_ARGUMENT,
                  {"argument 'eps' (#3) is a scalar but a dim was passed"});
   setRaw(a.args[3].kind, 42);
@@ -114,7 +132,7 @@ TEST_F(Args, DtypeMismatch) {
                  {"kgen: rmsnorm_bf16: argument 'x' (#0) is a tensor of bf16 "
                   "but a f16 tensor was passed"});
   RmsnormArgs b;
-  b.args[3] = kgen::intArg(1, KGEN_I32);
+  b.args[3] = kgen::rt::intArg(1, KGEN_I32);
   expectRejected(b, 1, KGEN_ERROR_INVALID_ARGUMENT,
                  {"argument 'eps' (#3) is a f32 scalar but a i32 scalar was "
                   "passed"});
@@ -132,8 +150,8 @@ TEST_F(Args, NullPointer) {
   size_t variant = 99;
   RmsnormArgs b(nullptr, addr(0x20000), nullptr);
   EXPECT_EQ(kernel.selectVariant(b.args, 0, variant), KGEN_OK)
-      << kgen::lastError();
-  EXPECT_EQ(kernel.launch(b.args, 0), KGEN_OK) << kgen::lastError();
+      << kgen::rt::lastError();
+  EXPECT_EQ(kernel.launch(b.args, 0), KGEN_OK) << kgen::rt::lastError();
   RmsnormArgs c(nullptr, nullptr, nullptr);
   expectRejected(c, 0, KGEN_ERROR_INVALID_ARGUMENT,
                  {"argument 'weight' (#1) is a NULL pointer"});
@@ -166,7 +184,7 @@ TEST_F(Args, Rows) {
   size_t variant;
   EXPECT_EQ(kernel.selectVariant(a.args, INT32_MAX, variant), KGEN_OK);
   // rows == 0 checks the arguments, then succeeds without the driver.
-  EXPECT_EQ(kernel.launch(a.args, 0), KGEN_OK) << kgen::lastError();
+  EXPECT_EQ(kernel.launch(a.args, 0), KGEN_OK) << kgen::rt::lastError();
   RmsnormArgs bad(addr(0x1001));
   EXPECT_EQ(kernel.launch(bad.args, 0), KGEN_ERROR_MISALIGNED);
 }
@@ -184,7 +202,7 @@ TEST_F(Args, NullKernel) {
             KGEN_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(kgen_launch(nullptr, a.args, 5, 1, nullptr),
             KGEN_ERROR_INVALID_ARGUMENT);
-  EXPECT_THAT(kgen::lastError(), HasSubstr("kernel is NULL"));
+  EXPECT_THAT(kgen::rt::lastError(), HasSubstr("kernel is NULL"));
 }
 
 /// A kernel whose only variant has requirements, and integer scalars.
@@ -204,14 +222,14 @@ const char *const StrictSpec = R"({
 const char *const StrictPtx = ".visible .entry scale_v4() { ret; }";
 
 TEST(ArgsStrict, NoVariantFits) {
-  kgen::Kernel k;
-  ASSERT_EQ(k.create(StrictPtx, StrictSpec), KGEN_OK) << kgen::lastError();
-  kgen_arg args[] = {kgen::tensorArg(addr(0x1004), KGEN_F32),
-                     kgen::intArg(3, KGEN_I32), kgen::intArg(5),
-                     kgen::f32Arg(2.0f)};
+  kgen::rt::Kernel k;
+  ASSERT_EQ(k.create(StrictPtx, StrictSpec), KGEN_OK) << kgen::rt::lastError();
+  kgen_arg args[] = {kgen::rt::tensorArg(addr(0x1004), KGEN_F32),
+                     kgen::rt::intArg(3, KGEN_I32), kgen::rt::intArg(5),
+                     kgen::rt::f32Arg(2.0f)};
   size_t variant;
   EXPECT_EQ(k.selectVariant(args, 1, variant), KGEN_ERROR_MISALIGNED);
-  EXPECT_THAT(kgen::lastError(),
+  EXPECT_THAT(kgen::rt::lastError(),
               HasSubstr("kgen: scale_f32: no variant accepts these arguments "
                         "(scale_v4: 'x' pointer 0x1004 is not 16-byte "
                         "aligned)"));
@@ -219,26 +237,26 @@ TEST(ArgsStrict, NoVariantFits) {
   args[0].row_stride = 513; // row length is 2*n = 512
   EXPECT_EQ(k.selectVariant(args, 1, variant), KGEN_ERROR_MISALIGNED);
   EXPECT_THAT(
-      kgen::lastError(),
+      kgen::rt::lastError(),
       HasSubstr("'x' row stride of 2052 bytes is not a multiple of 16"));
   args[0].row_stride = 511;
   EXPECT_EQ(k.selectVariant(args, 1, variant), KGEN_ERROR_INVALID_ARGUMENT);
-  EXPECT_THAT(kgen::lastError(),
+  EXPECT_THAT(kgen::rt::lastError(),
               HasSubstr("row_stride 511 is smaller than its row length 512 "
                         "(2*n)"));
   args[0].row_stride = 0;
   args[1].i = int64_t(1) << 40;
   EXPECT_EQ(k.selectVariant(args, 1, variant), KGEN_ERROR_INVALID_ARGUMENT);
-  EXPECT_THAT(kgen::lastError(), HasSubstr("does not fit in 32 bits"));
+  EXPECT_THAT(kgen::rt::lastError(), HasSubstr("does not fit in 32 bits"));
 }
 
 TEST(ArgsStrict, PacksTheAbi) {
   kgen::rt::Spec spec;
   std::string err;
   ASSERT_TRUE(kgen::rt::parseSpec(StrictSpec, spec, err)) << err;
-  kgen_arg args[] = {kgen::tensorArg(addr(0x1000), KGEN_F32, 1024),
-                     kgen::intArg(-3, KGEN_I32), kgen::intArg(1ll << 40),
-                     kgen::f32Arg(2.5f)};
+  kgen_arg args[] = {kgen::rt::tensorArg(addr(0x1000), KGEN_F32, 1024),
+                     kgen::rt::intArg(-3, KGEN_I32), kgen::rt::intArg(1ll << 40),
+                     kgen::rt::f32Arg(2.5f)};
   kgen::rt::BoundArgs bound;
   ASSERT_EQ(kgen::rt::bindArgs(spec, args, 4, 9, bound, err), KGEN_OK) << err;
   EXPECT_EQ(bound.gridX, 3u); // ceil(9 / 4)

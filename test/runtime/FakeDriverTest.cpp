@@ -36,7 +36,7 @@ class FakeDriver : public ::testing::Test {
 protected:
   void SetUp() override {
     fake->reset();
-    ASSERT_EQ(kgen_device_open(0, nullptr), KGEN_OK) << kgen::lastError();
+    ASSERT_EQ(kgen_device_open(0, nullptr), KGEN_OK) << kgen::rt::lastError();
     // A PTX text of its own per test, so the module cache starts empty.
     ptx = std::string(RmsnormPtx) + "// " +
           ::testing::UnitTest::GetInstance()->current_test_info()->name() +
@@ -52,20 +52,20 @@ TEST_F(FakeDriver, DeviceOpen) {
   EXPECT_EQ(ctx, FakeContext);
   EXPECT_EQ(fake->retains, 1) << "the primary context is retained once";
   EXPECT_EQ(kgen_device_open(1, &ctx), KGEN_ERROR_NO_DEVICE);
-  EXPECT_THAT(kgen::lastError(),
+  EXPECT_THAT(kgen::rt::lastError(),
               HasSubstr("device ordinal 1 is out of range (1 CUDA device)"));
   EXPECT_EQ(kgen_device_open(-1, &ctx), KGEN_ERROR_NO_DEVICE);
 }
 
 TEST_F(FakeDriver, NeedsACurrentContext) {
-  kgen::Kernel k;
+  kgen::rt::Kernel k;
   ASSERT_EQ(k.create(ptx, RmsnormSpec), KGEN_OK);
   RmsnormArgs a;
   kgen_status st = KGEN_OK;
   std::string msg;
   std::thread([&] {
     st = k.launch(a.args, 4);
-    msg = kgen::lastError();
+    msg = kgen::rt::lastError();
   }).join();
   EXPECT_EQ(st, KGEN_ERROR_NO_CONTEXT);
   EXPECT_THAT(msg, HasSubstr("kgen: rmsnorm_bf16: no CUDA context is current "
@@ -75,14 +75,14 @@ TEST_F(FakeDriver, NeedsACurrentContext) {
 }
 
 TEST_F(FakeDriver, PacksTheAbiAndGrid) {
-  kgen::Kernel k;
+  kgen::rt::Kernel k;
   ASSERT_EQ(k.create(ptx, RmsnormSpec), KGEN_OK);
   RmsnormArgs a;
   a.args[2].row_stride = 8192;
   fake->paramSlots = 8;
   void *stream = reinterpret_cast<void *>(0x5);
-  ASSERT_EQ(k.launch(a.args, 7, stream), KGEN_OK) << kgen::lastError();
-  EXPECT_STREQ(kgen::lastError(), "");
+  ASSERT_EQ(k.launch(a.args, 7, stream), KGEN_OK) << kgen::rt::lastError();
+  EXPECT_STREQ(kgen::rt::lastError(), "");
   ASSERT_EQ(fake->launches.size(), 1u);
   const FakeLaunch &l = fake->launches[0];
   EXPECT_EQ(l.entry, "rmsnorm_bf16_v8");
@@ -96,13 +96,13 @@ TEST_F(FakeDriver, PacksTheAbiAndGrid) {
 }
 
 TEST_F(FakeDriver, FallbackVariantAndCaches) {
-  kgen::Kernel k;
+  kgen::rt::Kernel k;
   ASSERT_EQ(k.create(ptx, RmsnormSpec), KGEN_OK);
   RmsnormArgs aligned;
   RmsnormArgs offset(reinterpret_cast<const void *>(0x1002));
-  ASSERT_EQ(k.launch(aligned.args, 1), KGEN_OK) << kgen::lastError();
-  ASSERT_EQ(k.launch(offset.args, 1), KGEN_OK) << kgen::lastError();
-  ASSERT_EQ(k.launch(offset.args, 1), KGEN_OK) << kgen::lastError();
+  ASSERT_EQ(k.launch(aligned.args, 1), KGEN_OK) << kgen::rt::lastError();
+  ASSERT_EQ(k.launch(offset.args, 1), KGEN_OK) << kgen::rt::lastError();
+  ASSERT_EQ(k.launch(offset.args, 1), KGEN_OK) << kgen::rt::lastError();
   ASSERT_EQ(fake->launches.size(), 3u);
   EXPECT_EQ(fake->launches[0].entry, "rmsnorm_bf16_v8");
   EXPECT_EQ(fake->launches[1].entry, "rmsnorm_bf16_v1");
@@ -110,19 +110,19 @@ TEST_F(FakeDriver, FallbackVariantAndCaches) {
   EXPECT_EQ(fake->moduleLoads, 1);
 
   // Same PTX text in another kernel object: same module.
-  kgen::Kernel same;
+  kgen::rt::Kernel same;
   ASSERT_EQ(same.create(ptx, RmsnormSpec), KGEN_OK);
   ASSERT_EQ(same.launch(aligned.args, 1), KGEN_OK);
   EXPECT_EQ(fake->moduleLoads, 1);
   // Different text: another module.
-  kgen::Kernel other;
+  kgen::rt::Kernel other;
   ASSERT_EQ(other.create(ptx + "\n", RmsnormSpec), KGEN_OK);
   ASSERT_EQ(other.launch(aligned.args, 1), KGEN_OK);
   EXPECT_EQ(fake->moduleLoads, 2);
 }
 
 TEST_F(FakeDriver, ZeroRowsDoNotLaunch) {
-  kgen::Kernel k;
+  kgen::rt::Kernel k;
   ASSERT_EQ(k.create(ptx, RmsnormSpec), KGEN_OK);
   RmsnormArgs a;
   EXPECT_EQ(k.launch(a.args, 0), KGEN_OK);
@@ -131,11 +131,11 @@ TEST_F(FakeDriver, ZeroRowsDoNotLaunch) {
 }
 
 TEST_F(FakeDriver, JitErrorCarriesTheLog) {
-  kgen::Kernel k;
+  kgen::rt::Kernel k;
   ASSERT_EQ(k.create(ptx + "BROKEN\n", RmsnormSpec), KGEN_OK);
   RmsnormArgs a;
   EXPECT_EQ(k.launch(a.args, 1), KGEN_ERROR_JIT);
-  EXPECT_THAT(kgen::lastError(),
+  EXPECT_THAT(kgen::rt::lastError(),
               HasSubstr("kgen: rmsnorm_bf16: cuModuleLoadDataEx failed: "
                         "CUDA_ERROR_INVALID_PTX (a PTX JIT compilation "
                         "failed); JIT log:\nptxas application ptx input"));
@@ -144,11 +144,11 @@ TEST_F(FakeDriver, JitErrorCarriesTheLog) {
 TEST_F(FakeDriver, LargeSharedMemoryOptsIn) {
   std::string spec =
       replaced(RmsnormSpec, "\"shared_bytes\": 0", "\"shared_bytes\": 65536");
-  kgen::Kernel k;
-  ASSERT_EQ(k.create(ptx, spec), KGEN_OK) << kgen::lastError();
+  kgen::rt::Kernel k;
+  ASSERT_EQ(k.create(ptx, spec), KGEN_OK) << kgen::rt::lastError();
   RmsnormArgs a;
-  ASSERT_EQ(k.launch(a.args, 2), KGEN_OK) << kgen::lastError();
-  ASSERT_EQ(k.launch(a.args, 2), KGEN_OK) << kgen::lastError();
+  ASSERT_EQ(k.launch(a.args, 2), KGEN_OK) << kgen::rt::lastError();
+  ASSERT_EQ(k.launch(a.args, 2), KGEN_OK) << kgen::rt::lastError();
   EXPECT_THAT(
       fake->sharedAttributes,
       ElementsAre(std::make_pair(std::string("rmsnorm_bf16_v8"), 65536)));
@@ -157,11 +157,11 @@ TEST_F(FakeDriver, LargeSharedMemoryOptsIn) {
 
 TEST_F(FakeDriver, BlockTooLargeForTheFunction) {
   fake->maxThreadsPerBlock = 64;
-  kgen::Kernel k;
+  kgen::rt::Kernel k;
   ASSERT_EQ(k.create(ptx, RmsnormSpec), KGEN_OK);
   RmsnormArgs a;
   EXPECT_EQ(k.launch(a.args, 1), KGEN_ERROR_CUDA);
-  EXPECT_THAT(kgen::lastError(),
+  EXPECT_THAT(kgen::rt::lastError(),
               HasSubstr("entry 'rmsnorm_bf16_v8' can run at most 64 threads "
                         "per block on this device, but the spec asks for "
                         "128"));
@@ -169,11 +169,11 @@ TEST_F(FakeDriver, BlockTooLargeForTheFunction) {
 
 TEST_F(FakeDriver, LaunchFailure) {
   fake->launchResult = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
-  kgen::Kernel k;
+  kgen::rt::Kernel k;
   ASSERT_EQ(k.create(ptx, RmsnormSpec), KGEN_OK);
   RmsnormArgs a;
   EXPECT_EQ(k.launch(a.args, 3), KGEN_ERROR_CUDA);
-  EXPECT_THAT(kgen::lastError(),
+  EXPECT_THAT(kgen::rt::lastError(),
               HasSubstr("cuLaunchKernel failed: "
                         "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (entry "
                         "'rmsnorm_bf16_v8', grid 3, block 128"));
@@ -181,16 +181,16 @@ TEST_F(FakeDriver, LaunchFailure) {
 
 TEST_F(FakeDriver, UnknownErrorCodesStillDescribed) {
   fake->launchResult = 12345;
-  kgen::Kernel k;
+  kgen::rt::Kernel k;
   ASSERT_EQ(k.create(ptx, RmsnormSpec), KGEN_OK);
   RmsnormArgs a;
   EXPECT_EQ(k.launch(a.args, 1), KGEN_ERROR_CUDA);
-  EXPECT_THAT(kgen::lastError(), HasSubstr("cuLaunchKernel failed: CUresult "
+  EXPECT_THAT(kgen::rt::lastError(), HasSubstr("cuLaunchKernel failed: CUresult "
                                            "12345"));
 }
 
 TEST_F(FakeDriver, ConcurrentLaunchesShareOneModule) {
-  kgen::Kernel k;
+  kgen::rt::Kernel k;
   ASSERT_EQ(k.create(ptx, RmsnormSpec), KGEN_OK);
   std::vector<std::thread> threads;
   std::vector<kgen_status> results(8, KGEN_ERROR_INTERNAL);

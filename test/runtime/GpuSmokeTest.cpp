@@ -107,7 +107,7 @@ protected:
     if (!d)
       GTEST_SKIP() << err;
     if (kgen_device_open(0, nullptr) != KGEN_OK)
-      GTEST_SKIP() << kgen::lastError();
+      GTEST_SKIP() << kgen::rt::lastError();
   }
 
   void TearDown() override {
@@ -128,8 +128,8 @@ protected:
 };
 
 TEST_F(Gpu, LaunchesBothVariants) {
-  kgen::Kernel k;
-  ASSERT_EQ(k.create(scalePtx(), ScaleSpec), KGEN_OK) << kgen::lastError();
+  kgen::rt::Kernel k;
+  ASSERT_EQ(k.create(scalePtx(), ScaleSpec), KGEN_OK) << kgen::rt::lastError();
   const int64_t rows = 37, n = 300, strideX = 304;
   std::vector<float> x(rows * strideX + 1);
   for (size_t i = 0; i < x.size(); ++i)
@@ -140,14 +140,14 @@ TEST_F(Gpu, LaunchesBothVariants) {
   for (int64_t offset : {0, 1}) {
     ASSERT_EQ(d->memsetD8(dy, 0, rows * n * 4), CUDA_SUCCESS);
     const void *px = reinterpret_cast<const void *>(dx + offset * 4);
-    kgen_arg args[] = {kgen::tensorArg(px, KGEN_F32, strideX),
-                       kgen::tensorArg(reinterpret_cast<void *>(dy), KGEN_F32),
-                       kgen::f32Arg(1.5f), kgen::intArg(-2, KGEN_I32),
-                       kgen::dimArg(n)};
+    kgen_arg args[] = {kgen::rt::tensorArg(px, KGEN_F32, strideX),
+                       kgen::rt::tensorArg(reinterpret_cast<void *>(dy), KGEN_F32),
+                       kgen::rt::f32Arg(1.5f), kgen::rt::intArg(-2, KGEN_I32),
+                       kgen::rt::dimArg(n)};
     size_t variant;
     ASSERT_EQ(k.selectVariant(args, rows, variant), KGEN_OK);
     EXPECT_EQ(variant, static_cast<size_t>(offset)); // misaligned: fallback
-    ASSERT_EQ(k.launch(args, rows), KGEN_OK) << kgen::lastError();
+    ASSERT_EQ(k.launch(args, rows), KGEN_OK) << kgen::rt::lastError();
     ASSERT_EQ(d->ctxSynchronize(), CUDA_SUCCESS);
     std::vector<float> y(rows * n);
     ASSERT_EQ(d->memcpyDtoH(y.data(), dy, y.size() * 4), CUDA_SUCCESS);
@@ -160,21 +160,21 @@ TEST_F(Gpu, LaunchesBothVariants) {
 }
 
 TEST_F(Gpu, TimesWithEvents) {
-  kgen::Kernel k;
+  kgen::rt::Kernel k;
   ASSERT_EQ(k.create(scalePtx(), ScaleSpec), KGEN_OK);
   const int64_t rows = 1024, n = 1024;
   CUdeviceptr dx = alloc(rows * n * 4), dy = alloc(rows * n * 4);
   ASSERT_EQ(d->memsetD8(dx, 0, rows * n * 4), CUDA_SUCCESS);
-  kgen_arg args[] = {kgen::tensorArg(reinterpret_cast<void *>(dx), KGEN_F32),
-                     kgen::tensorArg(reinterpret_cast<void *>(dy), KGEN_F32),
-                     kgen::f32Arg(1.0f), kgen::intArg(0, KGEN_I32),
-                     kgen::dimArg(n)};
+  kgen_arg args[] = {kgen::rt::tensorArg(reinterpret_cast<void *>(dx), KGEN_F32),
+                     kgen::rt::tensorArg(reinterpret_cast<void *>(dy), KGEN_F32),
+                     kgen::rt::f32Arg(1.0f), kgen::rt::intArg(0, KGEN_I32),
+                     kgen::rt::dimArg(n)};
   CUevent start, stop;
   ASSERT_EQ(d->eventCreate(&start, CU_EVENT_DEFAULT), CUDA_SUCCESS);
   ASSERT_EQ(d->eventCreate(&stop, CU_EVENT_DEFAULT), CUDA_SUCCESS);
   ASSERT_EQ(d->eventRecord(start, nullptr), CUDA_SUCCESS);
   for (int i = 0; i < 10; ++i)
-    ASSERT_EQ(k.launch(args, rows), KGEN_OK) << kgen::lastError();
+    ASSERT_EQ(k.launch(args, rows), KGEN_OK) << kgen::rt::lastError();
   ASSERT_EQ(d->eventRecord(stop, nullptr), CUDA_SUCCESS);
   ASSERT_EQ(d->eventSynchronize(stop), CUDA_SUCCESS);
   float ms = -1;
@@ -185,12 +185,12 @@ TEST_F(Gpu, TimesWithEvents) {
 }
 
 TEST_F(Gpu, NoContextOnAFreshThread) {
-  kgen::Kernel k;
+  kgen::rt::Kernel k;
   ASSERT_EQ(k.create(scalePtx(), ScaleSpec), KGEN_OK);
   kgen_arg args[] = {
-      kgen::tensorArg(reinterpret_cast<void *>(0x10000), KGEN_F32),
-      kgen::tensorArg(reinterpret_cast<void *>(0x20000), KGEN_F32),
-      kgen::f32Arg(1.0f), kgen::intArg(0, KGEN_I32), kgen::dimArg(4)};
+      kgen::rt::tensorArg(reinterpret_cast<void *>(0x10000), KGEN_F32),
+      kgen::rt::tensorArg(reinterpret_cast<void *>(0x20000), KGEN_F32),
+      kgen::rt::f32Arg(1.0f), kgen::rt::intArg(0, KGEN_I32), kgen::rt::dimArg(4)};
   kgen_status st = KGEN_OK;
   std::thread([&] { st = k.launch(args, 1); }).join();
   EXPECT_EQ(st, KGEN_ERROR_NO_CONTEXT);
@@ -199,16 +199,16 @@ TEST_F(Gpu, NoContextOnAFreshThread) {
 TEST_F(Gpu, JitErrorsCarryTheLog) {
   std::string ptx = scalePtx();
   ptx = replaced(ptx, "fma.rn.f32", "fma.bogus.f32");
-  kgen::Kernel k;
+  kgen::rt::Kernel k;
   ASSERT_EQ(k.create(ptx, ScaleSpec), KGEN_OK);
   kgen_arg args[] = {
-      kgen::tensorArg(reinterpret_cast<void *>(0x10000), KGEN_F32),
-      kgen::tensorArg(reinterpret_cast<void *>(0x20000), KGEN_F32),
-      kgen::f32Arg(1.0f), kgen::intArg(0, KGEN_I32), kgen::dimArg(4)};
+      kgen::rt::tensorArg(reinterpret_cast<void *>(0x10000), KGEN_F32),
+      kgen::rt::tensorArg(reinterpret_cast<void *>(0x20000), KGEN_F32),
+      kgen::rt::f32Arg(1.0f), kgen::rt::intArg(0, KGEN_I32), kgen::rt::dimArg(4)};
   EXPECT_EQ(k.launch(args, 1), KGEN_ERROR_JIT);
-  EXPECT_THAT(kgen::lastError(), HasSubstr("cuModuleLoadDataEx failed"));
-  EXPECT_THAT(kgen::lastError(), HasSubstr("JIT log:"));
-  std::cout << "JIT error message: " << kgen::lastError() << "\n";
+  EXPECT_THAT(kgen::rt::lastError(), HasSubstr("cuModuleLoadDataEx failed"));
+  EXPECT_THAT(kgen::rt::lastError(), HasSubstr("JIT log:"));
+  std::cout << "JIT error message: " << kgen::rt::lastError() << "\n";
 }
 
 } // namespace

@@ -30,12 +30,12 @@ protected:
 };
 
 TEST_F(NoDriver, LaunchFailsCleanly) {
-  kgen::Kernel k;
-  ASSERT_EQ(k.create(RmsnormPtx, RmsnormSpec), KGEN_OK) << kgen::lastError();
+  kgen::rt::Kernel k;
+  ASSERT_EQ(k.create(RmsnormPtx, RmsnormSpec), KGEN_OK) << kgen::rt::lastError();
   RmsnormArgs a;
   for (int i = 0; i < 2; ++i) { // the failure is sticky, not a crash later
     EXPECT_EQ(k.launch(a.args, 4), KGEN_ERROR_NO_DRIVER);
-    EXPECT_THAT(kgen::lastError(),
+    EXPECT_THAT(kgen::rt::lastError(),
                 HasSubstr("kgen runtime: cannot load the CUDA driver "
                           "(libcuda.so.1): "));
   }

@@ -252,16 +252,16 @@ TEST(KernelCreate, AcceptsTrailingNuls) {
   static const char spec[] = R"({"kgen_spec":1,"op":"a","dtype":"f32",
     "arch":"sm_80","hash":"0","params":[],
     "variants":[{"entry":"a","block":1,"abi":["rows"]}]})";
-  kgen::Kernel k;
+  kgen::rt::Kernel k;
   EXPECT_EQ(k.create(std::string_view(ptx, sizeof(ptx)),
                      std::string_view(spec, sizeof(spec))),
             KGEN_OK)
-      << kgen::lastError();
+      << kgen::rt::lastError();
 }
 
 TEST(KernelIntrospection, ReportsParamsAndVariants) {
-  kgen::Kernel k;
-  ASSERT_EQ(k.create(RmsnormPtx, RmsnormSpec), KGEN_OK) << kgen::lastError();
+  kgen::rt::Kernel k;
+  ASSERT_EQ(k.create(RmsnormPtx, RmsnormSpec), KGEN_OK) << kgen::rt::lastError();
   kgen_kernel_info info;
   ASSERT_EQ(k.info(info), KGEN_OK);
   EXPECT_STREQ(info.op, "rmsnorm");
@@ -284,13 +284,13 @@ TEST(KernelIntrospection, ReportsParamsAndVariants) {
   EXPECT_EQ(p.kind, KGEN_ARG_SCALAR);
   EXPECT_EQ(p.dtype, KGEN_F32);
   EXPECT_EQ(k.param(5, p), KGEN_ERROR_INVALID_ARGUMENT);
-  EXPECT_THAT(kgen::lastError(), HasSubstr("param index 5 is out of range"));
+  EXPECT_THAT(kgen::rt::lastError(), HasSubstr("param index 5 is out of range"));
 
   size_t idx = 0;
   EXPECT_EQ(k.findParam("y", idx), KGEN_OK);
   EXPECT_EQ(idx, 2u);
   EXPECT_EQ(k.findParam("z", idx), KGEN_ERROR_INVALID_ARGUMENT);
-  EXPECT_THAT(kgen::lastError(), HasSubstr("no param named 'z'"));
+  EXPECT_THAT(kgen::rt::lastError(), HasSubstr("no param named 'z'"));
 
   kgen_variant_info v;
   ASSERT_EQ(k.variant(1, v), KGEN_OK);
@@ -302,10 +302,10 @@ TEST(KernelIntrospection, ReportsParamsAndVariants) {
 }
 
 TEST(KernelIntrospection, StaticRowLength) {
-  kgen::Kernel k;
+  kgen::rt::Kernel k;
   std::string spec = replaced(RmsnormSpec, "\"row_length\": \"hidden\"",
                               "\"row_length\": 4096");
-  ASSERT_EQ(k.create(RmsnormPtx, spec), KGEN_OK) << kgen::lastError();
+  ASSERT_EQ(k.create(RmsnormPtx, spec), KGEN_OK) << kgen::rt::lastError();
   kgen_param_info p;
   ASSERT_EQ(k.param(0, p), KGEN_OK);
   EXPECT_EQ(p.row_length, 4096);

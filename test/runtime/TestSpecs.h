@@ -9,6 +9,8 @@
 
 namespace kgen::test {
 
+using namespace ::kgen::rt;
+
 /// The example of the spec format: rmsnorm on bf16, hidden dynamic.
 inline const char *const RmsnormSpec = R"json({
   "kgen_spec": 1,
