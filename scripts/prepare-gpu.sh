@@ -4,7 +4,10 @@
 # and puts everything a GPU machine needs into build-gpu/gpu (< 60 MiB, only
 # glibc needed there). Then, on the GPU machine, from the repository root:
 #   bash bench/gpu_check.sh build-gpu/gpu
-# (with the device tool: carry ["build-gpu/gpu"]).
+#   bash bench/torch_check.sh build-gpu/gpu   # kgen vs PyTorch (needs torch)
+# (with the device tool: carry ["build-gpu/gpu"]). The folder also holds
+# libkgen_runtime.so and python/ (bench/python: kgen_ctypes.py, the ctypes
+# binding, and torch_bench.py).
 #
 # Env: JOBS (default 2), KGEN_GPU_BUILD (default <repo>/build-gpu),
 #      KGEN_BIN (a kgen binary to emit the bundle with instead of building
@@ -23,10 +26,10 @@ if [ ! -f "$build/build.ninja" ]; then
 fi
 if [ -n "${KGEN_BIN:-}" ]; then
   kgen="$KGEN_BIN"
-  ninja -C "$build" -j"$jobs" kgen-gpu-tests kgen-bench
+  ninja -C "$build" -j"$jobs" kgen-gpu-tests kgen-bench kgen_runtime_shared
 else
   kgen="$build/tools/kgen/kgen"
-  ninja -C "$build" -j"$jobs" kgen kgen-gpu-tests kgen-bench
+  ninja -C "$build" -j"$jobs" kgen kgen-gpu-tests kgen-bench kgen_runtime_shared
 fi
 
 out="$build/gpu"
@@ -36,7 +39,12 @@ mkdir -p "$out"
   --lengths "$lengths" > "$out/bundle.log"
 tail -n 1 "$out/bundle.log"
 cp "$build/test/gpu/kgen-gpu-tests" "$build/bench/kgen-bench" \
-  "$root/bench/gpu_check.sh" "$root/bench/build_on_device.sh" "$out/"
+  "$root/bench/gpu_check.sh" "$root/bench/build_on_device.sh" \
+  "$root/bench/torch_check.sh" "$build/runtime/libkgen_runtime.so" "$out/"
+# The PyTorch comparison (bench/torch_check.sh): the ctypes binding and bench.
+mkdir -p "$out/python"
+cp "$root/bench/python/kgen_ctypes.py" "$root/bench/python/torch_bench.py" \
+  "$out/python/"
 
 # For bench/build_on_device.sh, should the programs not run on the GPU
 # machine (glibc older than 2.35): the sources they were built from, fmt's
@@ -54,9 +62,10 @@ mkdir -p "$out/deps/googletest"
 cp -r /usr/src/googletest/googletest/src /usr/src/googletest/googletest/include \
   "$out/deps/googletest/"
 strip "$out/kgen-gpu-tests" "$out/kgen-bench"
+strip --strip-unneeded "$out/libkgen_runtime.so"
 
 # The GPU machine has glibc and little else: no shared libraries beyond it.
-for exe in kgen-gpu-tests kgen-bench; do
+for exe in kgen-gpu-tests kgen-bench libkgen_runtime.so; do
   extra="$(ldd "$out/$exe" | grep '=>' |
     grep -vE '/(libc|libm|libdl|libpthread|librt|ld-linux[^ ]*)\.so' || true)"
   if [ -n "$extra" ]; then
@@ -70,6 +79,10 @@ done
 # kernel tests skip (exit code 77).
 KGEN_KERNEL_DIR="$out/kernels" "$out/kgen-gpu-tests" \
   --gtest_filter='KgenGpuManifest.*' --gtest_brief=1
+# The same through the shared library and ctypes: every kernel is created.
+if command -v python3 > /dev/null; then
+  python3 "$out/python/kgen_ctypes.py" "$out/kernels" "$out/libkgen_runtime.so"
+fi
 
 echo "size: $(du -sh "$out" | cut -f1)"
 echo "carry: ${out#"$root"/}"

@@ -401,8 +401,8 @@ class Kernel:
         for a in args:
             if hasattr(a, "data_ptr"):
                 key.append(a.data_ptr())
-                key.append(a.stride(0) if a.dim() == 2 else 0)
-                key.append(a.shape[0] if a.dim() == 2 else 1)
+                key.append(a.shape)
+                key.append(a.stride())
                 key.append(a.dtype)
             else:
                 key.append(a)

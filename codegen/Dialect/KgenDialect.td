@@ -58,9 +58,10 @@ def Kgen_ScheduleAttr : AttrDef<Kgen_Dialect, "Schedule"> {
     row dtype). `threads_per_row`: a power of two; a row's chunks are
     interleaved over them so that neighbouring threads read neighbouring
     chunks. `rows_per_block`: rows a thread block works on. `chunks`: chunks
-    per thread (0 when the domain is dynamic). `reread`: reductions are done in
-    separate passes that read the inputs again, instead of keeping the row in
-    registers.
+    per thread kept in registers. `reread`: reductions are done in separate
+    passes that read the inputs again, instead of keeping the row in
+    registers; with a dynamic domain and `chunks` > 0 the kernel re-reads
+    only rows longer than `chunks` chunks per thread.
   }];
   let parameters = (ins "int64_t":$vector, "int64_t":$threadsPerRow,
                         "int64_t":$rowsPerBlock, "int64_t":$chunks,

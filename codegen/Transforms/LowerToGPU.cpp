@@ -245,99 +245,127 @@ void RowLowering::emitStores(Chunk &c) {
       storeChunk(s, chunkValue(s.getValue(), c), c);
 }
 
+Value RowLowering::accumulate(ReduceOp r, Chunk &c, Value acc) {
+  Value x = chunkValue(r.getInput(), c);
+  if (c.mask)
+    x = arith::SelectOp::create(b, loc, c.mask, x,
+                                identity(r.getKind(), x.getType()));
+  return acc ? combine(r.getKind(), acc, x) : x;
+}
+
+void RowLowering::finish(ReduceOp r, Value acc) {
+  Value s = vector::ReductionOp::create(b, loc, combiningKind(r.getKind()), acc);
+  int slot = llvm::find(reduces, r) - reduces.begin();
+  map.map(r.getResult(), crossThreadReduce(s, r.getKind(), slot));
+}
+
+void RowLowering::emitScalarStores() {
+  for (StoreOp s : kernel.getBody().getOps<StoreOp>())
+    if (!isRowValue(s.getValue()))
+      storeScalar(s, map.lookup(s.getValue()));
+}
+
+/// The row stays in registers: `count` chunks are unrolled and their values
+/// (the loads above all) are reused by every phase.
+void RowLowering::emitInRegisters(int64_t count) {
+  SmallVector<Chunk> chunks;
+  for (int64_t j = 0; j < count; ++j)
+    chunks.push_back(makeChunk(cIndex(j), j));
+  // Issue every load up front, so that all of a thread's loads (weights too)
+  // are in flight together instead of waiting behind the reductions'
+  // barriers.
+  for (Chunk &c : chunks)
+    for (LoadOp l : kernel.getBody().getOps<LoadOp>())
+      if (isRowValue(l.getResult()))
+        chunkValue(l.getResult(), c);
+  for (int level = 1; level <= maxLevel; ++level) {
+    for (ReduceOp r : reduces) {
+      if (reduceLevel(r.getResult()) != level)
+        continue;
+      Value acc;
+      for (Chunk &c : chunks)
+        acc = accumulate(r, c, acc);
+      finish(r, acc);
+    }
+    emitReadyScalars();
+  }
+  for (Chunk &c : chunks)
+    emitStores(c);
+  emitScalarStores();
+}
+
+/// One loop over the row per level of reductions, then one for the stores;
+/// each loop reads its inputs again (from L2 after the first).
+void RowLowering::emitRereading(Value count) {
+  auto accType = mlir::VectorType::get({vec}, b.getF32Type());
+  for (int level = 1; level <= maxLevel; ++level) {
+    SmallVector<ReduceOp> phase;
+    SmallVector<Value> inits;
+    for (ReduceOp r : reduces)
+      if (reduceLevel(r.getResult()) == level) {
+        phase.push_back(r);
+        inits.push_back(identity(r.getKind(), accType));
+      }
+    auto loop = scf::ForOp::create(b, loc, cIndex(0), count, cIndex(1), inits);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Chunk c = makeChunk(loop.getInductionVar(), std::nullopt);
+      SmallVector<Value> next;
+      for (auto [r, acc] : llvm::zip(phase, loop.getRegionIterArgs()))
+        next.push_back(accumulate(r, c, acc));
+      scf::YieldOp::create(b, loc, next);
+    }
+    for (auto [r, acc] : llvm::zip(phase, loop.getResults()))
+      finish(r, acc);
+    emitReadyScalars();
+  }
+  auto loop = scf::ForOp::create(b, loc, cIndex(0), count, cIndex(1));
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    Chunk c = makeChunk(loop.getInductionVar(), std::nullopt);
+    emitStores(c);
+  }
+  emitScalarStores();
+}
+
 LogicalResult RowLowering::run() {
   emitPrologue();
   Value domain = kernel.getDomainOp().getLength();
   emitReadyScalars();
   length = map.lookup(domain);
   staticLength = getConstantIntValue(domain);
-
-  int maxLevel = 0;
   for (ReduceOp r : kernel.getBody().getOps<ReduceOp>()) {
     reduces.push_back(r);
     maxLevel = std::max(maxLevel, reduceLevel(r.getResult()));
   }
-  int64_t tpr = sched.getThreadsPerRow();
-  auto f32 = b.getF32Type();
-  auto accType = mlir::VectorType::get({vec}, f32);
 
-  // Combines reduce `r`'s chunk into acc, masking lanes outside the row.
-  auto accumulate = [&](ReduceOp r, Chunk &c, Value acc) -> Value {
-    Value x = chunkValue(r.getInput(), c);
-    if (c.mask)
-      x = arith::SelectOp::create(b, loc, c.mask, x, identity(r.getKind(), accType));
-    return acc ? combine(r.getKind(), acc, x) : x;
-  };
-  auto finish = [&](ReduceOp r, Value acc) {
-    Value s = vector::ReductionOp::create(b, loc, combiningKind(r.getKind()), acc);
-    int slot = llvm::find(reduces, r) - reduces.begin();
-    map.map(r.getResult(), crossThreadReduce(s, r.getKind(), slot));
-  };
-
+  int64_t perStep = sched.getThreadsPerRow() * vec;
   if (!sched.getReread()) {
-    // The row stays in registers: chunks are unrolled and their values
-    // (the loads above all) are reused by every phase.
-    SmallVector<Chunk> chunks;
-    for (int64_t j = 0; j < sched.getChunks(); ++j)
-      chunks.push_back(makeChunk(cIndex(j), j));
-    // Issue every load up front, so that all of a thread's loads (weights
-    // too) are in flight together instead of waiting behind the reductions'
-    // barriers.
-    for (Chunk &c : chunks)
-      for (LoadOp l : kernel.getBody().getOps<LoadOp>())
-        if (isRowValue(l.getResult()))
-          chunkValue(l.getResult(), c);
-    for (int level = 1; level <= maxLevel; ++level) {
-      for (ReduceOp r : reduces) {
-        if (reduceLevel(r.getResult()) != level)
-          continue;
-        Value acc;
-        for (Chunk &c : chunks)
-          acc = accumulate(r, c, acc);
-        finish(r, acc);
-      }
-      emitReadyScalars();
-    }
-    for (Chunk &c : chunks)
-      emitStores(c);
+    emitInRegisters(sched.getChunks());
   } else {
-    // One loop over the row per level of reductions, then one for the
-    // stores; each loop reads its inputs again (from L2 after the first).
-    Value perStep = cIndex(tpr * vec);
     Value count = arith::DivUIOp::create(
-        b, loc,
-        arith::AddIOp::create(b, loc, length, cIndex(tpr * vec - 1)), perStep);
-    for (int level = 1; level <= maxLevel; ++level) {
-      SmallVector<ReduceOp> phase;
-      SmallVector<Value> inits;
-      for (ReduceOp r : reduces)
-        if (reduceLevel(r.getResult()) == level) {
-          phase.push_back(r);
-          inits.push_back(identity(r.getKind(), accType));
-        }
-      auto loop = scf::ForOp::create(b, loc, cIndex(0), count, cIndex(1), inits);
-      {
-        OpBuilder::InsertionGuard g(b);
-        b.setInsertionPointToStart(loop.getBody());
-        Chunk c = makeChunk(loop.getInductionVar(), std::nullopt);
-        SmallVector<Value> next;
-        for (auto [r, acc] : llvm::zip(phase, loop.getRegionIterArgs()))
-          next.push_back(accumulate(r, c, acc));
-        scf::YieldOp::create(b, loc, next);
-      }
-      for (auto [r, acc] : llvm::zip(phase, loop.getResults()))
-        finish(r, acc);
-      emitReadyScalars();
+        b, loc, arith::AddIOp::create(b, loc, length, cIndex(perStep - 1)),
+        cIndex(perStep));
+    if (staticLength || sched.getChunks() == 0) {
+      emitRereading(count);
+    } else {
+      // A dynamic row that fits in `chunks` chunks per thread stays in
+      // registers (one read of each input); longer rows are re-read. The
+      // condition is the same for the whole block, so barriers stay uniform.
+      Value fits = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                         count, cIndex(sched.getChunks()));
+      auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, fits, true);
+      IRMapping before = map; // values of one branch do not dominate the other
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+      emitInRegisters(sched.getChunks());
+      map = before;
+      b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+      emitRereading(count);
     }
-    auto loop = scf::ForOp::create(b, loc, cIndex(0), count, cIndex(1));
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPoint(loop.getBody()->getTerminator());
-    Chunk c = makeChunk(loop.getInductionVar(), std::nullopt);
-    emitStores(c);
   }
-  for (StoreOp s : kernel.getBody().getOps<StoreOp>())
-    if (!isRowValue(s.getValue()))
-      storeScalar(s, map.lookup(s.getValue()));
   gpu::ReturnOp::create(b, loc);
   return success();
 }

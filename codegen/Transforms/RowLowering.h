@@ -43,6 +43,11 @@ private:
   Value identity(ReduceKind kind, Type t);
   void emitPrologue();
   void emitStores(Chunk &c);
+  void emitScalarStores();
+  void emitInRegisters(int64_t count);
+  void emitRereading(Value count);
+  Value accumulate(ReduceOp r, Chunk &c, Value acc);
+  void finish(ReduceOp r, Value acc);
 
   Value cIndex(int64_t v);
   Value toI64(Value index);
@@ -63,6 +68,7 @@ public:
   std::optional<int64_t> staticLength;
   DenseMap<Value, int> levels;
   SmallVector<ReduceOp> reduces;
+  int maxLevel = 0;
 };
 
 } // namespace mlir::kgen

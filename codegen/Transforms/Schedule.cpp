@@ -59,7 +59,10 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     int64_t tpr, chunks = 0;
     bool reread = false;
     if (!length) {
+      // Rows up to kTargetChunks chunks per thread stay in registers; longer
+      // ones are re-read (decided in the kernel from the length).
       tpr = kDynamicThreads;
+      chunks = kTargetChunks;
       reread = true;
     } else {
       int64_t nvec = llvm::divideCeil(*length, vector);

@@ -191,13 +191,14 @@ kgen.kernel @bf16_131072(%x: !kgen.rows<bf16> {kgen.name = "x"})
   kgen.return
 }
 
-// A dynamic domain: 256 threads per row, no chunk count, re-read.
+// A dynamic domain: 256 threads per row; rows up to 4 chunks per thread stay
+// in registers, longer ones are re-read.
 // CHECK-LABEL: kgen.kernel @dynamic(
-// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 0, reread = true>
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 4, reread = true>
 // TPR32-LABEL: kgen.kernel @dynamic(
-// TPR32-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 0, reread = true>
+// TPR32-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 4, reread = true>
 // BOTH-LABEL: kgen.kernel @dynamic(
-// BOTH-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 64, rowsPerBlock = 2, chunks = 0, reread = true>
+// BOTH-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 64, rowsPerBlock = 2, chunks = 4, reread = true>
 kgen.kernel @dynamic(%x: !kgen.rows<bf16> {kgen.name = "x"},
                      %d: index {kgen.name = "d"}) attributes {dims = {}} {
   kgen.domain %d
