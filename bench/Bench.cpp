@@ -213,18 +213,36 @@ int main(int argc, char **argv) {
   }
   std::vector<Row> table;
   std::vector<std::string> problems;
-  const int64_t rows = int64_t(16384 * scale);
+  // Env overrides, for schedule sweeps: KGEN_BENCH_ROWS (default 16384),
+  // KGEN_BENCH_CONFIGS "op:length,..." and KGEN_BENCH_KINDS "spec,dyn,mis".
+  const char *rowsEnv = std::getenv("KGEN_BENCH_ROWS");
+  const int64_t rows = int64_t((rowsEnv ? std::atoll(rowsEnv) : 16384) * scale);
   struct Config {
     std::string op;
     int64_t length;
   };
-  const Config configs[] = {{"rmsnorm", 4096},
-                            {"rmsnorm", 8192},
-                            {"silu_and_mul", 4096},
-                            {"silu_and_mul", 8192}};
+  std::vector<Config> configs = {{"rmsnorm", 4096},
+                                 {"rmsnorm", 8192},
+                                 {"silu_and_mul", 4096},
+                                 {"silu_and_mul", 8192}};
+  if (const char *env = std::getenv("KGEN_BENCH_CONFIGS")) {
+    configs.clear();
+    std::stringstream list(env);
+    std::string item;
+    while (std::getline(list, item, ','))
+      if (size_t colon = item.find(':'); colon != std::string::npos)
+        configs.push_back({item.substr(0, colon),
+                           std::atoll(item.c_str() + colon + 1)});
+  }
+  std::string kinds = std::getenv("KGEN_BENCH_KINDS")
+                          ? std::getenv("KGEN_BENCH_KINDS")
+                          : "spec,dyn,mis";
   uint64_t seed = 42;
   for (const Config &c : configs) {
     for (int which = 0; which < 3; ++which) {
+      static const char *kindNames[] = {"spec", "dyn", "mis"};
+      if (kinds.find(kindNames[which]) == std::string::npos)
+        continue;
       // 0: specialized aligned, 1: dynamic aligned, 2: specialized misaligned
       const ManifestEntry *e =
           findEntry(manifest, c.op, "bf16", which == 1 ? 0 : c.length);

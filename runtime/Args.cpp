@@ -140,7 +140,8 @@ private:
     const Param &p = spec.params[i];
     int64_t elem = dtypeSize(p.dtype);
     uint64_t addr = reinterpret_cast<uintptr_t>(a.ptr);
-    bool rowsAccess = p.access == Param::Access::Rows;
+    // Per-row tensors may be NULL when there are no rows to touch.
+    bool rowsAccess = p.access != Param::Access::Vector;
     if (!addr && !(rowsAccess && out.rows == 0))
       return fail(KGEN_ERROR_INVALID_ARGUMENT,
                   argName(i) + " is a NULL pointer");

@@ -315,9 +315,11 @@ private:
         p.access = Param::Access::Rows;
       else if (access == "vector")
         p.access = Param::Access::Vector;
+      else if (access == "scalars")
+        p.access = Param::Access::Scalars;
       else
         return r.fail(at, "unknown access '" + access +
-                              "' (expected rows or vector)");
+                              "' (expected rows, vector or scalars)");
       if (!r.member(v, at, "row_length", /*required=*/true) ||
           !r.getBool(v, at, "writes", p.writes))
         return false;

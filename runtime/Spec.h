@@ -38,7 +38,9 @@ struct RowLength {
 };
 
 struct Param {
-  enum class Access { Rows, Vector };
+  /// rows: [rows, n] with a row stride; vector: [n] shared by all rows;
+  /// scalars: [rows], one element per row.
+  enum class Access { Rows, Vector, Scalars };
 
   std::string name;
   kgen_arg_kind kind = KGEN_ARG_TENSOR;

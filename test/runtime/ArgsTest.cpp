@@ -273,3 +273,31 @@ TEST(ArgsStrict, PacksTheAbi) {
 }
 
 } // namespace
+
+TEST(ArgsScalars, PerRowOutputsNeedAPointerOnlyWhenThereAreRows) {
+  // A [rows] output ("access": "scalars"): one element per row, no stride.
+  const char *spec = R"json({
+    "kgen_spec": 1, "op": "amax", "dtype": "f32", "arch": "sm_90",
+    "hash": "ab", "dims": {"n": 8},
+    "params": [
+      {"name": "x", "kind": "tensor", "dtype": "f32", "access": "rows", "row_length": 8, "writes": false},
+      {"name": "m", "kind": "tensor", "dtype": "f32", "access": "scalars", "row_length": 1, "writes": true}],
+    "variants": [{"entry": "e", "block": 32, "rows_per_block": 1,
+                  "abi": ["ptr:x", "stride:x", "ptr:m", "rows"]}]})json";
+  const char *ptx = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                    ".visible .entry e(.param .u64 a) { ret; }\n";
+  kgen::rt::Kernel kernel;
+  ASSERT_EQ(kernel.create(ptx, spec), KGEN_OK) << kgen::rt::lastError();
+  kgen_arg args[2] = {
+      kgen::rt::tensorArg(reinterpret_cast<const void *>(0x1000), KGEN_F32),
+      kgen::rt::tensorArg(nullptr, KGEN_F32)};
+  size_t variant = 99;
+  EXPECT_EQ(kernel.selectVariant(args, 0, variant), KGEN_OK)
+      << kgen::rt::lastError();
+  EXPECT_EQ(kernel.selectVariant(args, 3, variant),
+            KGEN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(kgen::rt::lastError(), ::testing::HasSubstr("NULL pointer"));
+  args[1].ptr = reinterpret_cast<const void *>(0x2004);
+  EXPECT_EQ(kernel.selectVariant(args, 3, variant), KGEN_OK)
+      << kgen::rt::lastError();
+}
