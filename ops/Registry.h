@@ -32,6 +32,7 @@ Kernel gemmaRMSNorm(DType dt);
 Kernel fusedAddRMSNorm(DType dt);
 Kernel layerNorm(DType dt, bool withBias);
 Kernel softmax(DType dt);
+Kernel rmsnormQuant(DType dt, bool dynamicScale);
 Kernel siluAndMul(DType dt);
 Kernel geluAndMul(DType dt, bool tanhApproximation);
 

@@ -11,7 +11,8 @@ shared library libkgen_runtime.so (CMake target kgen_runtime_shared):
 
 Arguments come in the spec's order (`k.param_names`). A tensor passes its
 data_ptr(), its dtype and, for a [rows, n] parameter, its row stride
-tensor.stride(0); the last dimension must be contiguous. rows defaults to the
+tensor.stride(0); the last dimension must be contiguous (a per-row
+"scalars" parameter is a contiguous [rows] tensor). rows defaults to the
 first row tensor's size(0). The launch goes on `stream` (an int CUstream or a
 torch.cuda.Stream) or, by default, on torch.cuda.current_stream(), so that a
 launch inside torch.cuda.graph() is captured. The runtime uses the CUDA
@@ -274,6 +275,11 @@ class Kernel:
         self._row_param = next(
             (i for i, p in enumerate(self.params)
              if p["kind"] == "tensor" and p.get("access") == "rows"), None)
+        if self._row_param is None:
+            self._row_param = next(
+                (i for i, p in enumerate(self.params)
+                 if p["kind"] == "tensor" and p.get("access") == "scalars"),
+                None)
 
     def __del__(self):
         h = getattr(self, "_handle", None)
@@ -326,6 +332,23 @@ class Kernel:
                                         % (what, a.numel(), length),
                                         "KGEN_ERROR_INVALID_ARGUMENT")
                     stride = 0
+                elif p.get("access") == "scalars":
+                    # [rows]: one element per row (or [rows, 1]).
+                    if a.dim() not in (1, 2) or (a.dim() == 2 and
+                                                 a.shape[1] != 1) \
+                            or not a.is_contiguous():
+                        raise KgenError("%s: a contiguous [rows] tensor is "
+                                        "needed, got shape %s"
+                                        % (what, tuple(a.shape)),
+                                        "KGEN_ERROR_INVALID_ARGUMENT")
+                    stride = 0
+                    trows = a.shape[0]
+                    if rows is None and i == self._row_param:
+                        rows = trows
+                    elif rows is not None and trows < rows:
+                        raise KgenError("%s: %d rows, the launch has %d"
+                                        % (what, trows, rows),
+                                        "KGEN_ERROR_INVALID_ARGUMENT")
                 else:
                     if a.dim() == 1:
                         stride = 0

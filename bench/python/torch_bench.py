@@ -714,7 +714,7 @@ def plot(rows, copy_gbps, out_dir, title_extra=""):
             ax.set_title("%s bf16, %s%s" % (op, mode, title_extra))
             ax.grid(True, alpha=0.3)
         axes[0].set_ylabel("GB/s (fewest bytes)")
-        axes[1].legend(fontsize=7, ncol=2, loc="upper left")
+        axes[1].legend(fontsize=7, ncol=2, loc="lower right")
         fig.tight_layout()
         p = os.path.join(out_dir, "torch_bench_%s.png" % op)
         fig.savefig(p, dpi=90)

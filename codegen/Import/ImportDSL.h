@@ -14,7 +14,8 @@ namespace mlir::kgen {
 /// point. Dims in `staticDims` are specialized (their values become
 /// constants); the others become index arguments. bf16/f16 arithmetic is made
 /// explicit: widen to f32, compute, round back, so later stages need not know
-/// PyTorch's rules.
+/// PyTorch's rules. Returns null (with an error emitted) for what the code
+/// generator does not support.
 KernelOp importKernel(OpBuilder &b, const ::kgen::Kernel &k,
                       const std::map<std::string, int64_t> &staticDims,
                       llvm::StringRef symName);

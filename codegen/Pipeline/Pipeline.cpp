@@ -107,8 +107,8 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
   OpBuilder b(&ctx);
   OwningOpRef<ModuleOp> module = ModuleOp::create(b.getUnknownLoc());
   b.setInsertionPointToEnd(module->getBody());
-  mlir::kgen::importKernel(b, k, opts.dims, info.entry);
-  if (failed(verify(*module)))
+  if (!mlir::kgen::importKernel(b, k, opts.dims, info.entry) ||
+      failed(verify(*module)))
     return fail("import");
   std::string imported = print(*module);
 
@@ -142,6 +142,7 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
   if (last >= Stage::Gpu) {
     if (failed(run(module, [&](PassManager &pm) {
           pm.addPass(mlir::kgen::createKgenLowerToGPU());
+          pm.addPass(mlir::kgen::createKgenExpandFP8());
           pm.addPass(createCanonicalizerPass());
           pm.addPass(createCSEPass());
         })))

@@ -27,6 +27,8 @@ Value RowLowering::toI64(Value index) {
 }
 
 Value RowLowering::gep(Value ptr, Value offset, Type t) {
+  if (isa<Float8E4M3FNType, Float8E5M2Type>(t))
+    t = b.getI8Type(); // LLVM has no fp8: step over bytes
   return LLVM::GEPOp::create(b, loc, ptr.getType(), t, ptr,
                              ArrayRef<LLVM::GEPArg>{offset});
 }

@@ -64,4 +64,17 @@ def KgenLowerToGPU : Pass<"kgen-lower-to-gpu", "ModuleOp"> {
   ];
 }
 
+def KgenExpandFP8 : Pass<"kgen-expand-fp8", "ModuleOp"> {
+  let summary = "Expand conversions to fp8 into integer arithmetic";
+  let description = [{
+    LLVM has no fp8 types. Each `arith.truncf` from f32 to f8E4M3FN or
+    f8E5M2 becomes round-to-nearest-even on the f32 bits, saturating to the
+    largest finite value (PTX's `cvt.rn.satfinite`; NaN stays NaN), and
+    yields the byte through an `arith.bitcast`, so that fp8 stores move i8.
+    Works on any GPU (sm_75 has no fp8 conversion instruction).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
 #endif // KGEN_PASSES_TD

@@ -13,6 +13,18 @@ using namespace mlir::kgen;
 
 static int64_t bytesOf(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
 
+/// LLVM has no fp8 types: fp8 values are stored as their bytes.
+static Value storable(OpBuilder &b, Location loc, Value v) {
+  Type elem = getElementTypeOrSelf(v.getType());
+  if (!isa<Float8E4M3FNType, Float8E5M2Type>(elem))
+    return v;
+  Type i8 = b.getI8Type();
+  Type t = isa<mlir::VectorType>(v.getType())
+               ? (Type)cast<mlir::VectorType>(v.getType()).clone(i8)
+               : i8;
+  return arith::BitcastOp::create(b, loc, t, v);
+}
+
 /// Element offset (i64) of element k of the chunk within the row pointer.
 static Value elementOffset(RowLowering &r, Value start, int64_t stride,
                            Value e0, int64_t k) {
@@ -92,7 +104,8 @@ Value RowLowering::loadChunk(LoadOp op, Chunk &c) {
 }
 
 void RowLowering::storeChunk(StoreOp op, Value v, Chunk &c) {
-  Type elem = getTensorElementType(op.getDest().getType());
+  v = storable(b, loc, v);
+  Type elem = getElementTypeOrSelf(v.getType());
   int64_t w = op.getVectorWidth().value_or(1);
   Value ptr = base.lookup(op.getDest());
   Value start = map.lookup(op.getStart());
@@ -136,7 +149,8 @@ Value RowLowering::loadScalar(LoadOp op) {
 }
 
 void RowLowering::storeScalar(StoreOp op, Value v) {
-  Type elem = getTensorElementType(op.getDest().getType());
+  v = storable(b, loc, v);
+  Type elem = v.getType();
   Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
                                       cIndex(0));
   Value cond = arith::AndIOp::create(b, loc, rowValid, first);

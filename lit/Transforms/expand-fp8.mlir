@@ -1,0 +1,39 @@
+// RUN: kgen-opt %s --kgen-expand-fp8 | FileCheck %s
+
+// f32 -> f8E4M3FN: round to 3 mantissa bits on the f32 bits, rebias by
+// (127 - 7) << 3 = 960, subnormals in units of 2^-9, saturate at 0x7E (448),
+// NaN -> 0x7F, then the sign; the byte comes back as f8 through a bitcast.
+// CHECK-LABEL: func.func @e4m3(
+// CHECK-NOT: arith.truncf
+// CHECK-DAG: arith.constant dense<2147483647> : vector<8xi32>
+// CHECK-DAG: arith.constant dense<960> : vector<8xi32>
+// CHECK-DAG: arith.constant dense<5.120000e+02> : vector<8xf32>
+// CHECK-DAG: arith.constant dense<126> : vector<8xi32>
+// CHECK-DAG: arith.constant dense<127> : vector<8xi32>
+// CHECK-DAG: arith.constant dense<2139095040> : vector<8xi32>
+// CHECK: math.roundeven
+// CHECK: arith.trunci %{{.+}} : vector<8xi32> to vector<8xi8>
+// CHECK: arith.bitcast %{{.+}} : vector<8xi8> to vector<8xf8E4M3FN>
+func.func @e4m3(%x: vector<8xf32>) -> vector<8xf8E4M3FN> {
+  %y = arith.truncf %x : vector<8xf32> to vector<8xf8E4M3FN>
+  return %y : vector<8xf8E4M3FN>
+}
+
+// f32 -> f8E5M2 (scalar): 2 mantissa bits, rebias (127 - 15) << 2 = 448,
+// saturate at 0x7B (57344).
+// CHECK-LABEL: func.func @e5m2(
+// CHECK-DAG: arith.constant 448 : i32
+// CHECK-DAG: arith.constant 123 : i32
+// CHECK: arith.bitcast %{{.+}} : i8 to f8E5M2
+func.func @e5m2(%x: f32) -> f8E5M2 {
+  %y = arith.truncf %x : f32 to f8E5M2
+  return %y : f8E5M2
+}
+
+// Other truncations are left alone.
+// CHECK-LABEL: func.func @bf16(
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+func.func @bf16(%x: f32) -> bf16 {
+  %y = arith.truncf %x : f32 to bf16
+  return %y : bf16
+}

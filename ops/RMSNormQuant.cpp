@@ -1,0 +1,32 @@
+//===- RMSNormQuant.cpp - RMSNorm with an fp8 e4m3 output -----------------===//
+#include "ops/Registry.h"
+
+namespace kgen::ops {
+
+// vLLM's rms_norm_static_fp8_quant and rms_norm_dynamic_per_token_quant: the
+// rmsnorm of LlamaRMSNorm (rounded to the input dtype), divided by a scale
+// and converted to fp8 e4m3 with saturation to +-448. The dynamic form picks
+// each row's scale as amax(|y|) / 448 (at least 1 / (448 * 512), so a zero
+// row does not divide by zero) and writes it as a [rows] f32 output.
+Kernel rmsnormQuant(DType dt, bool dynamicScale) {
+  Builder b(dynamicScale ? "rmsnorm_quant_dynamic" : "rmsnorm_quant_static");
+  Len hidden = b.dim("hidden");
+  Tensor x = b.input("x", dt, hidden);
+  Tensor w = b.vector("weight", dt, hidden);
+  Expr eps = b.scalar("eps", DType::F32);
+  Expr xf = x.to(DType::F32);
+  Expr y = (w * (xf * rsqrt(mean(xf * xf) + eps)).to(dt)).to(DType::F32);
+  Expr scale;
+  if (dynamicScale) {
+    const double fp8Max = 448.0;
+    scale = max(amax(abs(y)) / fp8Max, 1.0 / (fp8Max * 512.0));
+  } else {
+    scale = b.scalar("scale", DType::F32);
+  }
+  b.output("y", (y / scale).to(DType::F8E4M3));
+  if (dynamicScale)
+    b.output("scale", scale);
+  return b.build();
+}
+
+} // namespace kgen::ops
