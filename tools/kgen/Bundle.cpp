@@ -26,6 +26,8 @@ static bool writeFile(const std::string &path, const std::string &text) {
 
 int emitBundle(const std::string &dir, const std::vector<std::string> &archs,
                const std::vector<int64_t> &lengths,
+               const std::vector<std::string> &ops,
+               const std::vector<DType> &dtypes,
                const codegen::CompileOptions &base) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
     llvm::errs() << "kgen: error: cannot create " << dir << ": " << ec.message()
@@ -41,6 +43,12 @@ int emitBundle(const std::string &dir, const std::vector<std::string> &archs,
     for (const ops::OpDef &op : ops::registry())
       for (DType dt : op.dtypes)
         for (int64_t len : lengths) {
+          auto wanted = [](const auto &list, const auto &x) {
+            return list.empty() ||
+                   std::find(list.begin(), list.end(), x) != list.end();
+          };
+          if (!wanted(ops, op.name) || !wanted(dtypes, dt))
+            continue;
           Kernel k = op.build(dt);
           std::string name = fmt::format("{}_{}_{}_{}", op.name, kgen::name(dt),
                                          len ? fmt::format("{}{}", op.mainDim, len)

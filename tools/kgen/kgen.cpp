@@ -82,6 +82,13 @@ static cl::list<int64_t>
                            "on; 0 = the dynamic kernel"),
                   cl::CommaSeparated, cl::sub(bundleCmd), cl::cat(cat));
 
+static cl::list<std::string>
+    bundleOps("ops", cl::desc("Ops to compile (default: all)"),
+              cl::CommaSeparated, cl::sub(bundleCmd), cl::cat(cat));
+static cl::list<std::string>
+    bundleDtypes("dtypes", cl::desc("Dtypes to compile (default: each op's)"),
+                 cl::CommaSeparated, cl::sub(bundleCmd), cl::cat(cat));
+
 static int fail(const std::string &msg) {
   llvm::errs() << "kgen: error: " << msg << "\n";
   return 1;
@@ -173,12 +180,23 @@ static int runBundle() {
   for (int64_t l : lengths)
     if (l < 0)
       return fail(fmt::format("--lengths must be >= 0 (0 = dynamic), got {}", l));
+  std::vector<std::string> ops(bundleOps.begin(), bundleOps.end());
+  for (const std::string &o : ops)
+    if (!ops::findOp(o))
+      return fail(fmt::format("unknown op '{}'; `kgen list` shows the ops", o));
+  std::vector<DType> dtypes;
+  for (const std::string &d : bundleDtypes) {
+    std::optional<DType> dt = parseDType(d);
+    if (!dt)
+      return fail(fmt::format("unknown dtype '{}'; use f32, f16 or bf16", d));
+    dtypes.push_back(*dt);
+  }
   codegen::CompileOptions opts;
   opts.threadsPerRow = threadsPerRow;
   opts.rowsPerBlock = rowsPerBlock;
   opts.cudaPath = cudaPath;
   try {
-    return tools::emitBundle(output, archs, lengths, opts) ? 1 : 0;
+    return tools::emitBundle(output, archs, lengths, ops, dtypes, opts) ? 1 : 0;
   } catch (const UserError &e) {
     return fail(e.what());
   }
