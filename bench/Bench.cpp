@@ -271,7 +271,9 @@ int main(int argc, char **argv) {
         int64_t len = td.rowLength.eval({c.length});
         int64_t n = td.layout == Layout::Vector ? len : rows * len;
         int64_t es = sizeInBytes(td.dtype);
-        bytes += double(n) * es;
+        // Minimum bytes: each input read once, each output written once; a
+        // tensor written in place is both.
+        bytes += double(n) * es * (td.isInput && td.isWritten ? 2 : 1);
         ok = bufs[t].allocate(d, size_t(n + off) * es, why);
         if (!ok)
           break;

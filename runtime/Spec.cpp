@@ -219,7 +219,8 @@ public:
       return false;
     if (!isHex(spec.hash))
       return r.fail("", "'hash' must be a non-empty hex string");
-    return parseDims(root) && parseParams(root) && parseVariants(root);
+    return parseDims(root) && parseParams(root) && parseDomain(root) &&
+           parseVariants(root);
   }
 
 private:
@@ -259,6 +260,14 @@ private:
         return false;
     }
     return true;
+  }
+
+  bool parseDomain(const Value &root) {
+    const Value *d = r.member(root, "", "domain", /*required=*/false);
+    if (!d)
+      return true;
+    spec.hasDomain = true;
+    return parseRowLength(*d, "domain", spec.domain);
   }
 
   bool parseParam(const Value &v, const std::string &path) {
@@ -429,6 +438,12 @@ private:
         !r.getInt(v, at, "shared_bytes", 0, INT32_MAX, sharedBytes,
                   /*required=*/false))
       return false;
+    if (r.member(v, at, "max_domain", /*required=*/false)) {
+      if (!r.getInt(v, at, "max_domain", 1, INT64_MAX, var.maxDomain))
+        return false;
+      if (!spec.hasDomain)
+        return r.fail(at, "'max_domain' needs the spec's 'domain'");
+    }
     var.block = static_cast<int>(block);
     var.rowsPerBlock = static_cast<int>(rowsPerBlock);
     var.sharedBytes = static_cast<int>(sharedBytes);

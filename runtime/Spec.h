@@ -68,6 +68,8 @@ struct Variant {
   /// (dim param, multiple): the dim's value must be a multiple.
   std::vector<std::pair<int, int64_t>> dimMultiple;
   std::vector<AbiSlot> abi;
+  /// > 0: only for rows of at most this many elements (Spec::domain).
+  int64_t maxDomain = 0;
 };
 
 struct Spec {
@@ -79,6 +81,10 @@ struct Spec {
   std::map<std::string, int64_t> dims; // static dims
   std::vector<Param> params;
   std::vector<Variant> variants;
+  /// The length of the kernel's row values (optional; needed by
+  /// Variant::maxDomain).
+  RowLength domain;
+  bool hasDomain = false;
 
   /// "<op>_<dtype>", used to prefix messages.
   std::string name() const { return op + "_" + dtype; }

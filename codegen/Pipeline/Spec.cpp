@@ -77,7 +77,7 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
         abi.push_back(cast<StringAttr>(a).getValue().str());
     });
     mlir::kgen::ScheduleAttr s = kop.getScheduleAttr();
-    variants.push_back(json::Object{
+    json::Object variant{
         {"entry", kop.getSymName().str()},
         {"block", s.getThreadsPerRow() * s.getRowsPerBlock()},
         {"rows_per_block", s.getRowsPerBlock()},
@@ -88,14 +88,21 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
         {"schedule", json::Object{{"vector", s.getVector()},
                                   {"threads_per_row", s.getThreadsPerRow()},
                                   {"chunks", s.getChunks()},
-                                  {"reread", s.getReread()}}}});
+                                  {"reread", s.getReread()}}}};
+    if (auto cap = kop->getAttrOfType<IntegerAttr>(mlir::kgen::kMaxDomainAttr))
+      variant["max_domain"] = cap.getInt();
+    variants.push_back(std::move(variant));
   }
+  json::Value domain = k.domain.str(k.dims);
+  if (auto n = k.domain.tryEval(known))
+    domain = *n;
   json::Object spec{{"kgen_spec", 1},
                     {"op", info.op},
                     {"dtype", info.dtype},
                     {"arch", opts.arch},
                     {"hash", hash},
                     {"dims", std::move(dims)},
+                    {"domain", std::move(domain)},
                     {"params", std::move(params)},
                     {"variants", std::move(variants)}};
   std::string out;

@@ -345,28 +345,14 @@ LogicalResult RowLowering::run() {
 
   int64_t perStep = sched.getThreadsPerRow() * vec;
   if (!sched.getReread()) {
+    // With a dynamic length (a kgen.max_domain variant) the chunks past the
+    // row's end are masked off.
     emitInRegisters(sched.getChunks());
   } else {
     Value count = arith::DivUIOp::create(
         b, loc, arith::AddIOp::create(b, loc, length, cIndex(perStep - 1)),
         cIndex(perStep));
-    if (staticLength || sched.getChunks() == 0) {
-      emitRereading(count);
-    } else {
-      // A dynamic row that fits in `chunks` chunks per thread stays in
-      // registers (one read of each input); longer rows are re-read. The
-      // condition is the same for the whole block, so barriers stay uniform.
-      Value fits = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
-                                         count, cIndex(sched.getChunks()));
-      auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, fits, true);
-      IRMapping before = map; // values of one branch do not dominate the other
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-      emitInRegisters(sched.getChunks());
-      map = before;
-      b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
-      emitRereading(count);
-    }
+    emitRereading(count);
   }
   gpu::ReturnOp::create(b, loc);
   return success();

@@ -1,6 +1,7 @@
 //===- MakeVariants.cpp - Aligned and fallback clones of each kernel ------===//
 #include "codegen/Transforms/Passes.h"
 
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::kgen {
@@ -28,6 +29,10 @@ void assume(KernelOp k, int64_t align, int64_t divisor) {
   }
 }
 
+// Row lengths up to which a dynamic-length kernel gets a variant that keeps
+// the row in registers, scheduled as a kernel specialized on that length.
+constexpr int64_t kLengthCaps[] = {2048, 4096, 8192, 16384};
+
 struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
   void runOnOperation() override {
     SmallVector<KernelOp> kernels(getOperation().getOps<KernelOp>());
@@ -35,9 +40,20 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
       if (k->hasAttr("kgen.variant"))
         continue; // already split
       OpBuilder b(k);
+      StringRef name = k.getSymName();
+      bool dynamic = !getConstantIntValue(k.getDomainOp().getLength());
+      if (dynamic) {
+        // Before the others: the runtime takes the first variant that fits.
+        for (int64_t cap : kLengthCaps) {
+          auto bounded = cast<KernelOp>(b.clone(*k));
+          bounded.setSymName((name + "_vec_l" + Twine(cap)).str());
+          assume(bounded, 16, 16);
+          bounded->setAttr("kgen.variant", b.getStringAttr("vec"));
+          bounded->setAttr(kMaxDomainAttr, b.getI64IntegerAttr(cap));
+        }
+      }
       b.setInsertionPointAfter(k);
       auto fallback = cast<KernelOp>(b.clone(*k));
-      StringRef name = k.getSymName();
       fallback.setSymName((name + "_any").str());
       k.setSymName((name + "_vec").str());
       assume(k, 16, 16);

@@ -10,8 +10,11 @@ def KgenMakeVariants : Pass<"kgen-make-variants", "ModuleOp"> {
     The `_vec` clone assumes every tensor's base pointer and row pitch are
     16-byte aligned and every dynamic dim a multiple of 16 (`kgen.align`,
     `kgen.divisibility` argument attributes, as Triton's divisibility
-    specialization); the `_any` clone assumes only element alignment. The
-    runtime launches the first variant whose assumptions the arguments meet.
+    specialization); the `_any` clone assumes only element alignment. A
+    kernel of dynamic length also gets `_vec_lN` clones (`kgen.max_domain`)
+    for rows of at most N elements, scheduled like a kernel specialized on N
+    so that such rows stay in registers. The runtime launches the first
+    variant whose assumptions the arguments meet.
   }];
   let dependentDialects = ["::mlir::kgen::KgenDialect"];
 }

@@ -14,9 +14,9 @@ using namespace mlir::kgen;
 
 namespace {
 
-// Elements of the row one thread may hold in registers per input before the
-// row is re-read instead (keeps every bundled kernel free of spills).
-constexpr int64_t kMaxRegisterElements = 64;
+// Row elements (over all row loads) one thread may hold in registers before
+// the row is re-read instead: keeps every bundled kernel free of spills.
+constexpr int64_t kMaxRegisterElements = 128;
 // Chunks each thread aims to hold: enough independent 16-byte loads in
 // flight to cover memory latency without starving occupancy. Kernels
 // without reductions need not hold a row, so they take fewer (and more
@@ -27,6 +27,11 @@ constexpr int64_t kTargetChunksElementwise = 2;
 constexpr int64_t kTargetBlock = 256;
 // Threads per row for dynamic rows, whose length is unknown.
 constexpr int64_t kDynamicThreads = 256;
+// At most this many threads per row: measured on an H200 (bench/sweep.sh,
+// bf16, 16384 rows), 256 beats 512 and 1024 for every norm at 4096 to 16384
+// (rmsnorm 16384: 96.9% of memcpy at 256, 74% at 512, 68% at 1024): more rows
+// in flight per SM matter more than fewer chunks per thread.
+constexpr int64_t kMaxThreadsPerRow = 256;
 
 int64_t elementBytes(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
 
@@ -53,30 +58,49 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
         widest = std::max(widest, elementBytes(tt.getElementType()));
     });
     int64_t vector = 16 / widest;
+    int64_t rowLoads = 0;
+    k.walk([&](LoadOp l) {
+      rowLoads += isa<RankedTensorType>(l.getResult().getType());
+    });
+    rowLoads = std::max<int64_t>(rowLoads, 1);
     std::optional<int64_t> length =
         getConstantIntValue(k.getDomainOp().getLength());
+    if (auto cap = k->getAttrOfType<IntegerAttr>(kMaxDomainAttr))
+      length = cap.getInt(); // scheduled as its longest row
 
     int64_t tpr, chunks = 0;
     bool reread = false;
     if (!length) {
-      // Rows up to kTargetChunks chunks per thread stay in registers; longer
-      // ones are re-read (decided in the kernel from the length).
       tpr = kDynamicThreads;
-      chunks = kTargetChunks;
       reread = true;
     } else {
       int64_t nvec = llvm::divideCeil(*length, vector);
       bool reduces = !k.getBody().getOps<ReduceOp>().empty();
       int64_t target = reduces ? kTargetChunks : kTargetChunksElementwise;
-      if (nvec <= 32)
-        tpr = llvm::PowerOf2Ceil(nvec);
-      else
-        tpr = std::clamp<int64_t>(
-            llvm::PowerOf2Ceil(llvm::divideCeil(nvec, target)), 32, 1024);
+      // Elementwise kernels hold nothing across chunks: past a few chunks a
+      // loop (one chunk at a time) does as well with fewer registers.
+      int64_t maxElements =
+          reduces ? kMaxRegisterElements : kMaxRegisterElements / 2;
+      auto threadsFor = [&](int64_t cap) {
+        if (nvec <= 32)
+          return (int64_t)llvm::PowerOf2Ceil(nvec);
+        return std::clamp<int64_t>(
+            llvm::PowerOf2Ceil(llvm::divideCeil(nvec, target)), 32, cap);
+      };
+      tpr = threadsFor(kMaxThreadsPerRow);
+      // Rows too long for registers at that width are re-read by wider rows
+      // of threads (fewer loop trips).
+      // Half the registers a thread can have at this width hold the row.
+      auto fits = [&](int64_t t) {
+        int64_t budget = std::min(maxElements, 65536 / std::max<int64_t>(t, 256) / 2);
+        return llvm::divideCeil(nvec, t) * vector * rowLoads <= budget;
+      };
+      if (!fits(tpr))
+        tpr = threadsFor(1024);
       if (threadsPerRow)
         tpr = threadsPerRow;
       chunks = llvm::divideCeil(nvec, tpr);
-      reread = chunks * vector > kMaxRegisterElements;
+      reread = !fits(tpr);
     }
     if (threadsPerRow)
       tpr = threadsPerRow;

@@ -15,9 +15,10 @@
 // (32 elements), 2 rows per block.
 // CHECK-LABEL: kgen.kernel @bf16_4096(
 // CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 128, rowsPerBlock = 2, chunks = 4, reread = false>
-// Forced 32 threads: 16 chunks x 8 = 128 elements per thread -> re-read.
+// Forced 32 threads: 16 chunks x 8 = 128 elements of one row load per
+// thread, half of what a 256-thread block leaves: still in registers.
 // TPR32-LABEL: kgen.kernel @bf16_4096(
-// TPR32-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 16, reread = true>
+// TPR32-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 16, reread = false>
 // RPB1-LABEL: kgen.kernel @bf16_4096(
 // RPB1-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 128, rowsPerBlock = 1, chunks = 4, reread = false>
 // BOTH-LABEL: kgen.kernel @bf16_4096(
@@ -68,9 +69,9 @@ kgen.kernel @f32_4096(%x: !kgen.rows<f32> {kgen.name = "x"},
 }
 
 // Loads bf16 but stores f32: the widest access (f32) sets the chunk to 4.
-// 1024 chunks, elementwise -> 512 threads x 2, a 512-thread block.
+// 1024 chunks, elementwise -> at most 256 threads, 4 chunks each.
 // CHECK-LABEL: kgen.kernel @mixed_widest_store(
-// CHECK-SAME: schedule = #kgen.schedule<vector = 4, threadsPerRow = 512, rowsPerBlock = 1, chunks = 2, reread = false>
+// CHECK-SAME: schedule = #kgen.schedule<vector = 4, threadsPerRow = 256, rowsPerBlock = 1, chunks = 4, reread = false>
 kgen.kernel @mixed_widest_store(%x: !kgen.rows<bf16> {kgen.name = "x"},
                                 %y: !kgen.rows<f32> {kgen.name = "y"})
     attributes {dims = {n = 4096 : i64}} {
@@ -159,10 +160,11 @@ kgen.kernel @bf16_1000_elementwise(%x: !kgen.rows<bf16> {kgen.name = "x"})
   kgen.return
 }
 
-// The longest row kept in registers: 65536 bf16 -> 1024 threads (the cap)
-// x 8 chunks = 64 elements per thread.
+// 65536 bf16 -> 1024 threads (the cap) x 8 chunks = 64 elements per thread:
+// more than the 32 a 1024-thread block's 64 registers per thread leave for
+// the row, so it is re-read.
 // CHECK-LABEL: kgen.kernel @bf16_65536(
-// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 1024, rowsPerBlock = 1, chunks = 8, reread = false>
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 1024, rowsPerBlock = 1, chunks = 8, reread = true>
 kgen.kernel @bf16_65536(%x: !kgen.rows<bf16> {kgen.name = "x"})
     attributes {dims = {n = 65536 : i64}} {
   %n = arith.constant 65536 : index
@@ -191,14 +193,14 @@ kgen.kernel @bf16_131072(%x: !kgen.rows<bf16> {kgen.name = "x"})
   kgen.return
 }
 
-// A dynamic domain: 256 threads per row; rows up to 4 chunks per thread stay
-// in registers, longer ones are re-read.
+// A dynamic domain: 256 threads per row, re-read (kgen-make-variants adds
+// the length-bounded variants that keep rows in registers).
 // CHECK-LABEL: kgen.kernel @dynamic(
-// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 4, reread = true>
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 0, reread = true>
 // TPR32-LABEL: kgen.kernel @dynamic(
-// TPR32-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 4, reread = true>
+// TPR32-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 0, reread = true>
 // BOTH-LABEL: kgen.kernel @dynamic(
-// BOTH-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 64, rowsPerBlock = 2, chunks = 4, reread = true>
+// BOTH-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 64, rowsPerBlock = 2, chunks = 0, reread = true>
 kgen.kernel @dynamic(%x: !kgen.rows<bf16> {kgen.name = "x"},
                      %d: index {kgen.name = "d"}) attributes {dims = {}} {
   kgen.domain %d

@@ -634,13 +634,11 @@ void KernelGroupTest::runShape(const RtKernel *kernels[2], int64_t rows,
   ++cases;
 
   // Which variant the runtime must pick: the vector variant needs 16-byte
-  // aligned bases and row strides. The runtime (runtime/Args.cpp,
-  // rejectReason) also applies the stride rule to "vector" tensors (weights),
-  // whose stride is their length: a weight of 7 bf16 rules the vector variant
-  // out even when the rows are padded to 16 bytes.
+  // aligned bases and, for [rows, n] tensors, 16-byte row strides (a
+  // vector's or a per-row tensor's stride says nothing about alignment).
   bool rowsAligned = off == 0;
   for (size_t t = 0; t < nt; ++t)
-    if (dsl.tensors[t].layout != Layout::RowScalar &&
+    if (dsl.tensors[t].layout == Layout::Rows &&
         (place[t].stride * place[t].elem) % 16)
       rowsAligned = false;
 
@@ -695,7 +693,26 @@ void KernelGroupTest::runShape(const RtKernel *kernels[2], int64_t rows,
     for (const auto &[name, m] : k->dimMultiple[0])
       if (name == op->mainDim && m > 0 && L % m)
         dimsOk = false;
-    size_t expected = rowsAligned && dimsOk ? 0 : last;
+    // Aligned: the first vector variant that fits, i.e. the length-bounded
+    // one ("_vec_lN", N >= L) with the smallest N, else "_vec". Otherwise
+    // the fallback, last.
+    size_t expected = last;
+    if (rowsAligned && dimsOk) {
+      for (size_t v = 0; v < k->variants.size(); ++v) {
+        const std::string &name = k->variants[v];
+        size_t at = name.rfind("_vec_l");
+        if (at != std::string::npos) {
+          if (std::stoll(name.substr(at + 6)) >= L) {
+            expected = v;
+            break;
+          }
+        } else if (name.size() > 4 &&
+                   name.compare(name.size() - 4, 4, "_vec") == 0) {
+          expected = v;
+          break;
+        }
+      }
+    }
     if (rowsAligned && !dimsOk && kk == 1)
       ++alignedFallbacks;
     EXPECT_EQ(variant, expected)
