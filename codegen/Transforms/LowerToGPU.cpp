@@ -273,13 +273,13 @@ void RowLowering::emitInRegisters(int64_t count) {
   SmallVector<Chunk> chunks;
   for (int64_t j = 0; j < count; ++j)
     chunks.push_back(makeChunk(cIndex(j), j));
-  // Issue every load up front, so that all of a thread's loads (weights too)
-  // are in flight together instead of waiting behind the reductions'
-  // barriers.
+  // Issue the loads the reductions read up front, so that they are all in
+  // flight together; the others (weights) are loaded after the reductions,
+  // not held across them (the schedule sized the row share for that).
+  llvm::SetVector<LoadOp> held = rowLoadsHeld(kernel);
   for (Chunk &c : chunks)
-    for (LoadOp l : kernel.getBody().getOps<LoadOp>())
-      if (isRowValue(l.getResult()))
-        chunkValue(l.getResult(), c);
+    for (LoadOp l : held)
+      chunkValue(l.getResult(), c);
   for (int level = 1; level <= maxLevel; ++level) {
     for (ReduceOp r : reduces) {
       if (reduceLevel(r.getResult()) != level)
@@ -344,9 +344,24 @@ LogicalResult RowLowering::run() {
   }
 
   int64_t perStep = sched.getThreadsPerRow() * vec;
-  if (!sched.getReread()) {
-    // With a dynamic length (a kgen.max_domain variant) the chunks past the
-    // row's end are masked off.
+  if (!sched.getReread() && !staticLength) {
+    // A kgen.max_domain variant: rows of exactly chunks * perStep elements
+    // (its longest) take the code of a kernel specialized on that length;
+    // shorter ones mask the chunks past the row's end.
+    int64_t full = sched.getChunks() * perStep;
+    Value isFull = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         length, cIndex(full));
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, isFull, true);
+    IRMapping before = map; // one branch's values do not dominate the other
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    staticLength = full;
+    emitInRegisters(sched.getChunks());
+    map = before;
+    staticLength = std::nullopt;
+    b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+    emitInRegisters(sched.getChunks());
+  } else if (!sched.getReread()) {
     emitInRegisters(sched.getChunks());
   } else {
     Value count = arith::DivUIOp::create(

@@ -31,7 +31,7 @@ void assume(KernelOp k, int64_t align, int64_t divisor) {
 
 // Row lengths up to which a dynamic-length kernel gets a variant that keeps
 // the row in registers, scheduled as a kernel specialized on that length.
-constexpr int64_t kLengthCaps[] = {2048, 4096, 8192, 16384};
+constexpr int64_t kLengthCaps[] = {2048, 4096, 8192};
 
 struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
   void runOnOperation() override {

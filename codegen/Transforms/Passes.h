@@ -12,6 +12,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::kgen {
 
@@ -28,6 +29,11 @@ inline constexpr llvm::StringLiteral kDivisibilityAttr = "kgen.divisibility";
 inline constexpr llvm::StringLiteral kMaxDomainAttr = "kgen.max_domain";
 /// The gpu.func attribute listing its parameters for the spec.
 inline constexpr llvm::StringLiteral kAbiAttr = "kgen.abi";
+
+/// The row loads whose values a thread keeps in registers across the
+/// kernel's reductions: those the reductions read (all row loads when the
+/// kernel has no reduction).
+llvm::SetVector<LoadOp> rowLoadsHeld(KernelOp kernel);
 
 } // namespace mlir::kgen
 

@@ -58,11 +58,9 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
         widest = std::max(widest, elementBytes(tt.getElementType()));
     });
     int64_t vector = 16 / widest;
-    int64_t rowLoads = 0;
-    k.walk([&](LoadOp l) {
-      rowLoads += isa<RankedTensorType>(l.getResult().getType());
-    });
-    rowLoads = std::max<int64_t>(rowLoads, 1);
+    // The row loads a thread holds across the reductions (the lowering
+    // loads the others, weights say, after them).
+    int64_t rowLoads = std::max<size_t>(rowLoadsHeld(k).size(), 1);
     std::optional<int64_t> length =
         getConstantIntValue(k.getDomainOp().getLength());
     if (auto cap = k->getAttrOfType<IntegerAttr>(kMaxDomainAttr))
