@@ -190,14 +190,14 @@ private:
         return "'" + p.name + "' row stride of " + std::to_string(strideBytes) +
                " bytes is not a multiple of " + std::to_string(bytes);
     }
-    if (v.maxDomain > 0) {
+    if (v.exactDomain > 0) {
       int64_t len = spec.domain.scale;
       if (spec.domain.dimParam >= 0 &&
           __builtin_mul_overflow(len, b.integer[spec.domain.dimParam], &len))
         len = INT64_MAX;
-      if (len > v.maxDomain)
-        return "rows of " + std::to_string(len) + " elements are longer than " +
-               std::to_string(v.maxDomain);
+      if (len != v.exactDomain)
+        return "rows of " + std::to_string(len) + " elements, not " +
+               std::to_string(v.exactDomain);
     }
     for (const auto &[param, multiple] : v.dimMultiple)
       if (b.integer[param] % multiple)

@@ -438,11 +438,11 @@ private:
         !r.getInt(v, at, "shared_bytes", 0, INT32_MAX, sharedBytes,
                   /*required=*/false))
       return false;
-    if (r.member(v, at, "max_domain", /*required=*/false)) {
-      if (!r.getInt(v, at, "max_domain", 1, INT64_MAX, var.maxDomain))
+    if (r.member(v, at, "exact_domain", /*required=*/false)) {
+      if (!r.getInt(v, at, "exact_domain", 1, INT64_MAX, var.exactDomain))
         return false;
       if (!spec.hasDomain)
-        return r.fail(at, "'max_domain' needs the spec's 'domain'");
+        return r.fail(at, "'exact_domain' needs the spec's 'domain'");
     }
     var.block = static_cast<int>(block);
     var.rowsPerBlock = static_cast<int>(rowsPerBlock);

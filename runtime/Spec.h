@@ -68,8 +68,8 @@ struct Variant {
   /// (dim param, multiple): the dim's value must be a multiple.
   std::vector<std::pair<int, int64_t>> dimMultiple;
   std::vector<AbiSlot> abi;
-  /// > 0: only for rows of at most this many elements (Spec::domain).
-  int64_t maxDomain = 0;
+  /// > 0: only for rows of exactly this many elements (Spec::domain).
+  int64_t exactDomain = 0;
 };
 
 struct Spec {
@@ -82,7 +82,7 @@ struct Spec {
   std::vector<Param> params;
   std::vector<Variant> variants;
   /// The length of the kernel's row values (optional; needed by
-  /// Variant::maxDomain).
+  /// Variant::exactDomain).
   RowLength domain;
   bool hasDomain = false;
 

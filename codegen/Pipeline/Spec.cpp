@@ -89,8 +89,8 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
                                   {"threads_per_row", s.getThreadsPerRow()},
                                   {"chunks", s.getChunks()},
                                   {"reread", s.getReread()}}}};
-    if (auto cap = kop->getAttrOfType<IntegerAttr>(mlir::kgen::kMaxDomainAttr))
-      variant["max_domain"] = cap.getInt();
+    if (auto n = kop->getAttrOfType<IntegerAttr>(mlir::kgen::kExactDomainAttr))
+      variant["exact_domain"] = n.getInt();
     variants.push_back(std::move(variant));
   }
   json::Value domain = k.domain.str(k.dims);

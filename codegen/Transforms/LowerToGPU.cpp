@@ -338,30 +338,19 @@ LogicalResult RowLowering::run() {
   emitReadyScalars();
   length = map.lookup(domain);
   staticLength = getConstantIntValue(domain);
+  // The runtime launches a kgen.exact_domain variant only on rows of that
+  // length: it is the specialized kernel.
+  if (auto n = kernel->getAttrOfType<IntegerAttr>(kExactDomainAttr)) {
+    staticLength = n.getInt();
+    length = cIndex(n.getInt());
+  }
   for (ReduceOp r : kernel.getBody().getOps<ReduceOp>()) {
     reduces.push_back(r);
     maxLevel = std::max(maxLevel, reduceLevel(r.getResult()));
   }
 
   int64_t perStep = sched.getThreadsPerRow() * vec;
-  if (!sched.getReread() && !staticLength) {
-    // A kgen.max_domain variant: rows of exactly chunks * perStep elements
-    // (its longest) take the code of a kernel specialized on that length;
-    // shorter ones mask the chunks past the row's end.
-    int64_t full = sched.getChunks() * perStep;
-    Value isFull = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                         length, cIndex(full));
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, isFull, true);
-    IRMapping before = map; // one branch's values do not dominate the other
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    staticLength = full;
-    emitInRegisters(sched.getChunks());
-    map = before;
-    staticLength = std::nullopt;
-    b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
-    emitInRegisters(sched.getChunks());
-  } else if (!sched.getReread()) {
+  if (!sched.getReread()) {
     emitInRegisters(sched.getChunks());
   } else {
     Value count = arith::DivUIOp::create(

@@ -29,9 +29,11 @@ void assume(KernelOp k, int64_t align, int64_t divisor) {
   }
 }
 
-// Row lengths up to which a dynamic-length kernel gets a variant that keeps
-// the row in registers, scheduled as a kernel specialized on that length.
-constexpr int64_t kLengthCaps[] = {2048, 4096, 8192};
+// Row lengths for which a dynamic-length kernel gets a variant compiled as if
+// specialized on that length (the common hidden sizes): masking chunks for
+// lengths in between cost registers and speed (measured), so other lengths
+// take the re-reading variant.
+constexpr int64_t kExactLengths[] = {2048, 4096, 8192, 16384};
 
 struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
   void runOnOperation() override {
@@ -44,12 +46,12 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
       bool dynamic = !getConstantIntValue(k.getDomainOp().getLength());
       if (dynamic) {
         // Before the others: the runtime takes the first variant that fits.
-        for (int64_t cap : kLengthCaps) {
-          auto bounded = cast<KernelOp>(b.clone(*k));
-          bounded.setSymName((name + "_vec_l" + Twine(cap)).str());
-          assume(bounded, 16, 16);
-          bounded->setAttr("kgen.variant", b.getStringAttr("vec"));
-          bounded->setAttr(kMaxDomainAttr, b.getI64IntegerAttr(cap));
+        for (int64_t n : kExactLengths) {
+          auto exact = cast<KernelOp>(b.clone(*k));
+          exact.setSymName((name + "_vec_n" + Twine(n)).str());
+          assume(exact, 16, 16);
+          exact->setAttr("kgen.variant", b.getStringAttr("vec"));
+          exact->setAttr(kExactDomainAttr, b.getI64IntegerAttr(n));
         }
       }
       b.setInsertionPointAfter(k);

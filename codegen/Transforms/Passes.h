@@ -25,8 +25,8 @@ namespace mlir::kgen {
 /// Argument attributes the variants and the analysis agree on.
 inline constexpr llvm::StringLiteral kAlignAttr = "kgen.align";
 inline constexpr llvm::StringLiteral kDivisibilityAttr = "kgen.divisibility";
-/// A dynamic-length variant for rows of at most this many elements.
-inline constexpr llvm::StringLiteral kMaxDomainAttr = "kgen.max_domain";
+/// A dynamic-length variant for rows of exactly this many elements.
+inline constexpr llvm::StringLiteral kExactDomainAttr = "kgen.exact_domain";
 /// The gpu.func attribute listing its parameters for the spec.
 inline constexpr llvm::StringLiteral kAbiAttr = "kgen.abi";
 

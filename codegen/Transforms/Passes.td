@@ -11,9 +11,9 @@ def KgenMakeVariants : Pass<"kgen-make-variants", "ModuleOp"> {
     16-byte aligned and every dynamic dim a multiple of 16 (`kgen.align`,
     `kgen.divisibility` argument attributes, as Triton's divisibility
     specialization); the `_any` clone assumes only element alignment. A
-    kernel of dynamic length also gets `_vec_lN` clones (`kgen.max_domain`)
-    for rows of at most N elements, scheduled like a kernel specialized on N
-    so that such rows stay in registers. The runtime launches the first
+    kernel of dynamic length also gets `_vec_nN` clones (`kgen.exact_domain`)
+    for rows of exactly N elements (common hidden sizes), compiled like a
+    kernel specialized on N. The runtime launches the first
     variant whose assumptions the arguments meet.
   }];
   let dependentDialects = ["::mlir::kgen::KgenDialect"];

@@ -63,8 +63,8 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     int64_t rowLoads = std::max<size_t>(rowLoadsHeld(k).size(), 1);
     std::optional<int64_t> length =
         getConstantIntValue(k.getDomainOp().getLength());
-    if (auto cap = k->getAttrOfType<IntegerAttr>(kMaxDomainAttr))
-      length = cap.getInt(); // scheduled as its longest row
+    if (auto n = k->getAttrOfType<IntegerAttr>(kExactDomainAttr))
+      length = n.getInt();
 
     int64_t tpr, chunks = 0;
     bool reread = false;

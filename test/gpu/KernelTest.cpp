@@ -693,16 +693,15 @@ void KernelGroupTest::runShape(const RtKernel *kernels[2], int64_t rows,
     for (const auto &[name, m] : k->dimMultiple[0])
       if (name == op->mainDim && m > 0 && L % m)
         dimsOk = false;
-    // Aligned: the first vector variant that fits, i.e. the length-bounded
-    // one ("_vec_lN", N >= L) with the smallest N, else "_vec". Otherwise
-    // the fallback, last.
+    // Aligned: the exact-length variant ("_vec_nN", N == L) if there is one,
+    // else "_vec". Otherwise the fallback, last.
     size_t expected = last;
     if (rowsAligned && dimsOk) {
       for (size_t v = 0; v < k->variants.size(); ++v) {
         const std::string &name = k->variants[v];
-        size_t at = name.rfind("_vec_l");
+        size_t at = name.rfind("_vec_n");
         if (at != std::string::npos) {
-          if (std::stoll(name.substr(at + 6)) >= L) {
+          if (std::stoll(name.substr(at + 6)) == L) {
             expected = v;
             break;
           }

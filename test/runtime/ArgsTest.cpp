@@ -302,12 +302,12 @@ TEST(ArgsScalars, PerRowOutputsNeedAPointerOnlyWhenThereAreRows) {
       << kgen::rt::lastError();
 }
 
-TEST(ArgsDomain, LengthBoundedVariantsFitOnlyShortRows) {
-  // The first variant keeps rows of at most 4096 elements in registers.
+TEST(ArgsDomain, ExactLengthVariantsFitOnlyTheirLength) {
+  // The first variant is compiled for rows of exactly 4096 elements.
   std::string spec = replaced(RmsnormSpec, R"("dims": {},)",
                               R"("dims": {}, "domain": "hidden",)");
   spec = replaced(spec, R"("entry": "rmsnorm_bf16_v8",)",
-                  R"("entry": "rmsnorm_bf16_v8", "max_domain": 4096,)");
+                  R"("entry": "rmsnorm_bf16_v8", "exact_domain": 4096,)");
   kgen::rt::Kernel kernel;
   ASSERT_EQ(kernel.create(RmsnormPtx, spec), KGEN_OK) << kgen::rt::lastError();
   size_t variant = 99;
@@ -319,13 +319,18 @@ TEST(ArgsDomain, LengthBoundedVariantsFitOnlyShortRows) {
                      reinterpret_cast<const void *>(0x30000), 4104);
   ASSERT_EQ(kernel.selectVariant(longer.args, 4, variant), KGEN_OK);
   EXPECT_EQ(variant, 1u);
+  RmsnormArgs shorter(reinterpret_cast<const void *>(0x10000),
+                      reinterpret_cast<const void *>(0x20000),
+                      reinterpret_cast<const void *>(0x30000), 2048);
+  ASSERT_EQ(kernel.selectVariant(shorter.args, 4, variant), KGEN_OK);
+  EXPECT_EQ(variant, 1u);
 }
 
-TEST(ArgsDomain, MaxDomainNeedsADomain) {
+TEST(ArgsDomain, ExactDomainNeedsADomain) {
   std::string spec = replaced(RmsnormSpec, R"("entry": "rmsnorm_bf16_v8",)",
-                              R"("entry": "rmsnorm_bf16_v8", "max_domain": 4096,)");
+                              R"("entry": "rmsnorm_bf16_v8", "exact_domain": 4096,)");
   kgen::rt::Kernel kernel;
   EXPECT_EQ(kernel.create(RmsnormPtx, spec), KGEN_ERROR_INVALID_SPEC);
   EXPECT_THAT(kgen::rt::lastError(),
-              ::testing::HasSubstr("'max_domain' needs the spec's 'domain'"));
+              ::testing::HasSubstr("'exact_domain' needs the spec's 'domain'"));
 }
