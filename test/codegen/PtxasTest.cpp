@@ -26,6 +26,11 @@ struct Case {
   std::string arch;
 };
 
+// Names the case in test output (instead of its bytes).
+void PrintTo(const Case &c, std::ostream *os) {
+  *os << c.op << " " << name(c.dtype) << " " << c.arch;
+}
+
 std::string ptxasPath() { return std::string(KGEN_CUDA_PATH) + "/bin/ptxas"; }
 
 /// Runs ptxas -v; returns its combined output and exit status.
