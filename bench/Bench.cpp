@@ -168,10 +168,11 @@ int main(int argc, char **argv) {
   d->deviceGetAttribute(&busWidth, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH,
                         dev);
   d->deviceGetAttribute(&cc, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
-  d->deviceGetAttribute(&ccm, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+  d->deviceGetAttribute(&ccm, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                        dev);
   std::ostringstream devText;
-  devText << "sm_" << cc << ccm << ", " << sms << " SMs, L2 "
-          << humanBytes(l2) << ", SM clock " << clock / 1000 << " MHz, "
+  devText << "sm_" << cc << ccm << ", " << sms << " SMs, L2 " << humanBytes(l2)
+          << ", SM clock " << clock / 1000 << " MHz, "
           << "memory bus " << busWidth << " bit";
   std::printf("kgen-bench: %s\n", devText.str().c_str());
 
@@ -231,8 +232,8 @@ int main(int argc, char **argv) {
     std::string item;
     while (std::getline(list, item, ','))
       if (size_t colon = item.find(':'); colon != std::string::npos)
-        configs.push_back({item.substr(0, colon),
-                           std::atoll(item.c_str() + colon + 1)});
+        configs.push_back(
+            {item.substr(0, colon), std::atoll(item.c_str() + colon + 1)});
   }
   std::string kinds = std::getenv("KGEN_BENCH_KINDS")
                           ? std::getenv("KGEN_BENCH_KINDS")
@@ -358,31 +359,31 @@ int main(int argc, char **argv) {
            "max_us,n,gbps,pct_of_memcpy,schedule\n";
     csv << "memcpy DtoD " << copyBytes << " B,,,," << 2 * copyBytes << ","
         << copyUs.median << "," << copyUs.min << "," << copyUs.p10 << ","
-        << copyUs.p90 << "," << copyUs.max << "," << copyUs.n << ","
-        << copyGBps << ",100,\n";
+        << copyUs.p90 << "," << copyUs.max << "," << copyUs.n << "," << copyGBps
+        << ",100,\n";
     for (const Row &r : table)
       csv << r.what << "," << r.kernel << "," << r.variant << "," << r.layout
           << "," << r.bytes << "," << r.us.median << "," << r.us.min << ","
           << r.us.p10 << "," << r.us.p90 << "," << r.us.max << "," << r.us.n
           << "," << r.gbps << "," << r.pct << ",\"" << r.schedule << "\"\n";
     std::ofstream md(outDir + "/bench.md");
-    md << "# kgen-bench\n\n" << devText.str() << "\n\n"
+    md << "# kgen-bench\n\n"
+       << devText.str() << "\n\n"
        << "memcpy DtoD " << humanBytes(double(copyBytes)) << ": median "
        << fmt("%.1f", copyUs.median) << " us (min " << fmt("%.1f", copyUs.min)
-       << ", max " << fmt("%.1f", copyUs.max) << "), "
-       << fmt("%.1f", copyGBps) << " GB/s read+write, n=" << copyUs.n
-       << "\n\nKernels: median of " << kernelIters
-       << " single launches, each after a " << humanBytes(double(flushBytes))
-       << " L2 flush.\n\n"
+       << ", max " << fmt("%.1f", copyUs.max) << "), " << fmt("%.1f", copyGBps)
+       << " GB/s read+write, n=" << copyUs.n << "\n\nKernels: median of "
+       << kernelIters << " single launches, each after a "
+       << humanBytes(double(flushBytes)) << " L2 flush.\n\n"
        << "| config | kernel | variant | layout | MB | median us | p10 | p90 "
           "| GB/s | % memcpy | schedule |\n"
        << "|---|---|---|---|---|---|---|---|---|---|---|\n";
     for (const Row &r : table)
       md << "| " << r.what << " | " << r.kernel << " | " << r.variant << " | "
          << r.layout << " | " << fmt("%.1f", r.bytes / 1e6) << " | "
-         << fmt("%.1f", r.us.median) << " | " << fmt("%.1f", r.us.p10)
-         << " | " << fmt("%.1f", r.us.p90) << " | " << fmt("%.0f", r.gbps)
-         << " | " << fmt("%.1f", r.pct) << " | " << r.schedule << " |\n";
+         << fmt("%.1f", r.us.median) << " | " << fmt("%.1f", r.us.p10) << " | "
+         << fmt("%.1f", r.us.p90) << " | " << fmt("%.0f", r.gbps) << " | "
+         << fmt("%.1f", r.pct) << " | " << r.schedule << " |\n";
     for (const std::string &p : problems)
       md << "\nPROBLEM: " << p << "\n";
   }
@@ -396,8 +397,8 @@ int main(int argc, char **argv) {
               ("memcpy DtoD " + humanBytes(double(copyBytes))).c_str(), "-",
               "-", copyUs.median, copyGBps, 100.0);
   for (const Row &r : table) {
-    std::string kind = r.kernel.find("_dyn_") != std::string::npos ? "dyn"
-                                                                   : "spec";
+    std::string kind =
+        r.kernel.find("_dyn_") != std::string::npos ? "dyn" : "spec";
     std::string var = r.variant.substr(r.variant.rfind('_') + 1);
     if (r.layout == "misaligned")
       var += "(+1)";

@@ -63,7 +63,10 @@ void wholeLibrary(benchmark::State &state) {
   }
   state.counters["kernels"] = kernels;
 }
-BENCHMARK(wholeLibrary)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+BENCHMARK(wholeLibrary)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1);
 
 int registerPerOp = [] {
   for (const ops::OpDef &op : ops::registry()) {

@@ -31,8 +31,9 @@ struct BuilderState {
                     const std::string &op) {
     for (auto [d, c] : l.terms)
       if (d < 0 || d >= (int)k.dims.size())
-        fail(loc, op, "a length uses a dim of another kernel; use dims "
-                      "declared with this builder's dim()");
+        fail(loc, op,
+             "a length uses a dim of another kernel; use dims "
+             "declared with this builder's dim()");
   }
 
   void declareName(const std::string &name, const std::source_location &loc,
@@ -102,8 +103,9 @@ int resolve(BuilderState &s, const Operand &o, DType numberType,
     return Tensor(o.tensor).slice(0, t.rowLength, 1, o.loc).id;
   }
   if (!o.expr.state)
-    s.fail(o.loc, op, "an operand is an empty Expr (declared but never "
-                      "assigned)");
+    s.fail(o.loc, op,
+           "an operand is an empty Expr (declared but never "
+           "assigned)");
   return o.expr.id;
 }
 
@@ -112,7 +114,7 @@ BuilderState &stateOf(std::initializer_list<const Operand *> ops,
   BuilderState *found = nullptr;
   std::source_location loc = (*ops.begin())->loc;
   for (const Operand *o : ops) {
-    BuilderState *s = o->isTensor  ? o->tensor.state.get()
+    BuilderState *s = o->isTensor   ? o->tensor.state.get()
                       : o->isNumber ? nullptr
                                     : o->expr.state.get();
     if (!o->isNumber && !s)
@@ -190,7 +192,8 @@ DType promote(BuilderState &s, const Operand &a, const Operand &b,
   return DType::F32; // f32 with a narrow float, or bf16 with f16
 }
 
-int makeCast(BuilderState &s, int id, DType t, const std::source_location &loc) {
+int makeCast(BuilderState &s, int id, DType t,
+             const std::source_location &loc) {
   if (s.node(id).dtype == t)
     return id;
   Node n{};
@@ -245,8 +248,9 @@ Expr binary(BinaryOp bop, const Operand &a, const Operand &b) {
   BuilderState &s = stateOf({&a, &b}, op);
   DType t = promote(s, a, b, op);
   if (t == DType::Bool && !isComparison(bop) && bop != BinaryOp::Eq)
-    s.fail(a.loc, op, "arithmetic on comparison results is not supported; "
-                      "use select(cond, a, b)");
+    s.fail(a.loc, op,
+           "arithmetic on comparison results is not supported; "
+           "use select(cond, a, b)");
   Node n{};
   n.kind = NodeKind::Binary;
   n.binary = bop;
@@ -338,8 +342,9 @@ Expr Expr::to(DType t, std::source_location loc) const {
                         "assigned)");
   state->checkUsable(loc, ".to()");
   if (t == DType::Bool)
-    state->fail(loc, ".to()", "bool is not a dtype values can be cast to; "
-                              "compare values to get a condition");
+    state->fail(loc, ".to()",
+                "bool is not a dtype values can be cast to; "
+                "compare values to get a condition");
   if (state->node(id).dtype == DType::Bool)
     state->fail(loc, ".to()",
                 "a comparison result cannot be cast; use select(cond, 1.0, "
@@ -367,8 +372,7 @@ Expr Tensor::slice(Len start, Len length, int64_t stride,
   if (t.layout == Layout::RowScalar)
     s.fail(loc, op, "a per-row scalar tensor has no row to slice");
   if (stride < 1)
-    s.fail(loc, op,
-           fmt::format("the stride must be >= 1 but is {}", stride));
+    s.fail(loc, op, fmt::format("the stride must be >= 1 but is {}", stride));
   if (!Len(0).provablyLE(start))
     s.fail(loc, op,
            fmt::format("the start {} may be negative", s.lenStr(start)));
@@ -426,27 +430,27 @@ Len Builder::dim(const std::string &name, std::source_location loc) {
 
 static Tensor declare(BuilderState &s, std::shared_ptr<BuilderState> sp,
                       const std::string &name, DType dtype, Len len,
-                      Layout layout, bool isInput, const std::source_location &loc,
-                      const std::string &op) {
+                      Layout layout, bool isInput,
+                      const std::source_location &loc, const std::string &op) {
   s.checkUsable(loc, op);
   s.checkLenDims(len, loc, op);
   if (dtype == DType::Bool)
-    s.fail(loc, op, "tensors cannot hold bool; store select(cond, 1, 0) "
-                    "in a numeric dtype");
+    s.fail(loc, op,
+           "tensors cannot hold bool; store select(cond, 1, 0) "
+           "in a numeric dtype");
   if (!Len(1).provablyLE(len))
     s.fail(loc, op,
            fmt::format("the row length {} may be below 1", s.lenStr(len)));
   s.declareName(name, loc, op);
-  s.k.tensors.push_back(
-      TensorDecl{name, dtype, layout, len, isInput, false, false,
-                 SourceLoc::from(loc)});
+  s.k.tensors.push_back(TensorDecl{name, dtype, layout, len, isInput, false,
+                                   false, SourceLoc::from(loc)});
   return Tensor(std::move(sp), (int)s.k.tensors.size() - 1);
 }
 
 Tensor Builder::input(const std::string &name, DType dtype, Len rowLength,
                       std::source_location loc) {
-  return declare(*state, state, name, dtype, rowLength, Layout::Rows, true,
-                 loc, fmt::format("input('{}')", name));
+  return declare(*state, state, name, dtype, rowLength, Layout::Rows, true, loc,
+                 fmt::format("input('{}')", name));
 }
 
 Tensor Builder::vector(const std::string &name, DType dtype, Len length,
@@ -478,15 +482,18 @@ Expr Builder::scalar(const std::string &name, DType dtype,
 static int storedValue(BuilderState &s, const Operand &value,
                        const std::string &op, const std::source_location &loc) {
   if (value.isNumber)
-    s.fail(loc, op, "the value written depends on no input; an output must "
-                    "be computed from at least one input tensor");
+    s.fail(loc, op,
+           "the value written depends on no input; an output must "
+           "be computed from at least one input tensor");
   int id = resolve(s, value, DType::F32, op);
   if (s.node(id).dtype == DType::Bool)
-    s.fail(loc, op, "a comparison result cannot be stored; store "
-                    "select(cond, 1.0, 0.0) instead");
+    s.fail(loc, op,
+           "a comparison result cannot be stored; store "
+           "select(cond, 1.0, 0.0) instead");
   if (!dependsOnInput(s, id))
-    s.fail(loc, op, "the value written depends on no input; an output must "
-                    "be computed from at least one input tensor");
+    s.fail(loc, op,
+           "the value written depends on no input; an output must "
+           "be computed from at least one input tensor");
   return id;
 }
 
@@ -498,8 +505,9 @@ Tensor Builder::output(const std::string &name, Operand value,
     s.fail(loc, op, "the value belongs to another kernel");
   int id = storedValue(s, value, op, loc);
   const Node &n = s.node(id);
-  Tensor t = declare(s, state, name, n.dtype, n.isRow ? s.k.domain : Len(1),
-                     n.isRow ? Layout::Rows : Layout::RowScalar, false, loc, op);
+  Tensor t =
+      declare(s, state, name, n.dtype, n.isRow ? s.k.domain : Len(1),
+              n.isRow ? Layout::Rows : Layout::RowScalar, false, loc, op);
   s.k.tensors[t.index].isWritten = true;
   s.k.stores.push_back(Store{t.index, id, 0, 1, SourceLoc::from(loc)});
   return t;
@@ -513,11 +521,12 @@ void Builder::store(const Tensor &dst, Operand value,
                    value.expr.state == state && value.expr.isRow();
   if (dst.state == state && isRowExpr &&
       state->k.tensors[dst.index].rowLength != state->k.domain)
-    state->fail(loc, "store()",
-                fmt::format("the value has {} elements but a row of '{}' has "
-                            "{}; use storeSlice() to write part of a row",
-                            state->lenStr(state->k.domain), dst.name(),
-                            state->lenStr(state->k.tensors[dst.index].rowLength)));
+    state->fail(
+        loc, "store()",
+        fmt::format("the value has {} elements but a row of '{}' has "
+                    "{}; use storeSlice() to write part of a row",
+                    state->lenStr(state->k.domain), dst.name(),
+                    state->lenStr(state->k.tensors[dst.index].rowLength)));
   storeSlice(dst, 0, 1, value, loc);
 }
 
@@ -539,8 +548,9 @@ void Builder::storeSlice(const Tensor &dst, Len start, int64_t stride,
                        "is {}",
                        t.name, t.isInput ? "shared by all rows" : "an output"));
   if (!n.isRow)
-    s.fail(loc, op, "a per-row scalar cannot be written over a row; combine "
-                    "it with a row value first");
+    s.fail(loc, op,
+           "a per-row scalar cannot be written over a row; combine "
+           "it with a row value first");
   if (n.dtype != t.dtype)
     s.fail(loc, op,
            fmt::format("the value is {} but '{}' holds {}; write "
@@ -562,7 +572,8 @@ void Builder::storeSlice(const Tensor &dst, Len start, int64_t stride,
                          "each tensor once",
                          t.name, st.loc.str()));
   t.isWritten = true;
-  s.k.stores.push_back(Store{dst.index, id, start, stride, SourceLoc::from(loc)});
+  s.k.stores.push_back(
+      Store{dst.index, id, start, stride, SourceLoc::from(loc)});
 }
 
 Kernel Builder::build(std::source_location loc) {
@@ -604,8 +615,7 @@ Expr select(Operand cond, Operand a, Operand b) {
   std::string op = "select()";
   BuilderState &s = stateOf({&cond, &a, &b}, op);
   if (cond.isNumber || operandType(s, cond) != DType::Bool)
-    s.fail(cond.loc, op,
-           "the condition must be a comparison such as (x > 0)");
+    s.fail(cond.loc, op, "the condition must be a comparison such as (x > 0)");
   DType t = promote(s, a, b, op);
   int ic = resolve(s, cond, DType::Bool, op);
   int ia = operandFor(s, a, t, op), ib = operandFor(s, b, t, op);

@@ -17,11 +17,11 @@ struct Format {
   int expBits;
   int mantBits;
   int bias;
-  bool hasInf;            ///< IEEE-like: the all-ones exponent is Inf/NaN.
-  bool saturate;          ///< Overflow and Inf go to +-max (satfinite).
-  uint32_t maxBits;       ///< Largest finite magnitude.
-  uint32_t infBits;       ///< Only when hasInf.
-  uint32_t nanBits;       ///< The quiet NaN produced (sign added).
+  bool hasInf;      ///< IEEE-like: the all-ones exponent is Inf/NaN.
+  bool saturate;    ///< Overflow and Inf go to +-max (satfinite).
+  uint32_t maxBits; ///< Largest finite magnitude.
+  uint32_t infBits; ///< Only when hasInf.
+  uint32_t nanBits; ///< The quiet NaN produced (sign added).
 };
 
 constexpr Format kF16{5, 10, 15, true, false, 0x7BFF, 0x7C00, 0x7E00};
@@ -47,8 +47,9 @@ uint32_t fromF32(uint32_t u, const Format &fmt) {
   const uint32_t fe = a >> 23, fm = a & 0x7FFFFFu;
   const uint64_t sig = fe ? (fm | 0x800000u) : fm;
   const int exp = fe ? (int)fe - 150 : -149;
-  const int top = std::bit_width(sig) - 1; // |f| in [2^(exp+top), 2^(exp+top+1))
-  const int emin = 1 - fmt.bias;           // smallest normal exponent
+  const int top =
+      std::bit_width(sig) - 1;   // |f| in [2^(exp+top), 2^(exp+top+1))
+  const int emin = 1 - fmt.bias; // smallest normal exponent
   // The target's spacing (quantum) at |f| is 2^qe.
   int qe = (exp + top > emin ? exp + top : emin) - M;
   const int shift = qe - exp;

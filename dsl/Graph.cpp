@@ -4,14 +4,14 @@
 namespace kgen {
 
 const char *name(UnaryOp op) {
-  static const char *names[] = {"neg",  "abs",  "exp", "log",    "sqrt",
+  static const char *names[] = {"neg",   "abs",  "exp", "log",    "sqrt",
                                 "rsqrt", "tanh", "erf", "sigmoid"};
   return names[(int)op];
 }
 
 const char *name(BinaryOp op) {
-  static const char *names[] = {"+",   "-",  "*",  "/",  "max", "min",
-                                "<",   "<=", ">",  ">=", "==",  "!="};
+  static const char *names[] = {"+", "-",  "*", "/",  "max", "min",
+                                "<", "<=", ">", ">=", "==",  "!="};
   return names[(int)op];
 }
 

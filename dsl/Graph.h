@@ -58,8 +58,31 @@ enum class NodeKind : uint8_t {
   Reduce, ///< row value -> per-row scalar
 };
 
-enum class UnaryOp : uint8_t { Neg, Abs, Exp, Log, Sqrt, Rsqrt, Tanh, Erf, Sigmoid };
-enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, Max, Min, Lt, Le, Gt, Ge, Eq, Ne };
+enum class UnaryOp : uint8_t {
+  Neg,
+  Abs,
+  Exp,
+  Log,
+  Sqrt,
+  Rsqrt,
+  Tanh,
+  Erf,
+  Sigmoid
+};
+enum class BinaryOp : uint8_t {
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Max,
+  Min,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  Eq,
+  Ne
+};
 enum class ReduceOp : uint8_t { Sum, Mean, Max, Min };
 
 const char *name(UnaryOp op);

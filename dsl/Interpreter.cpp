@@ -162,11 +162,11 @@ double binaryOp(BinaryOp op, DType t, double a, double b) {
 /// Everything interpret() needs, checked once.
 struct Plan {
   int64_t domain = 0;
-  std::vector<int64_t> rowLength;  ///< By tensor.
-  std::vector<int64_t> rowStride;  ///< By tensor (Rows layout).
-  std::vector<int64_t> viewStart;  ///< By node (Load) / store.
+  std::vector<int64_t> rowLength; ///< By tensor.
+  std::vector<int64_t> rowStride; ///< By tensor (Rows layout).
+  std::vector<int64_t> viewStart; ///< By node (Load) / store.
   std::vector<int64_t> storeStart;
-  std::vector<bool> isRow;         ///< By node, derived from the structure.
+  std::vector<bool> isRow; ///< By node, derived from the structure.
 };
 
 int operandCount(NodeKind kind) {
@@ -221,8 +221,8 @@ Plan check(const Kernel &k, const Bindings &b) {
   for (size_t t = 0; t < k.tensors.size(); ++t) {
     const TensorDecl &decl = k.tensors[t];
     const HostTensor &h = b.tensors[t];
-    int64_t len = decl.layout == Layout::RowScalar ? 1
-                                                   : decl.rowLength.eval(b.dims);
+    int64_t len =
+        decl.layout == Layout::RowScalar ? 1 : decl.rowLength.eval(b.dims);
     if (len < 1)
       bad(k, fmt::format("malformed kernel: {} has a row length of {}",
                          tensorName(k, (int)t), len));
@@ -340,7 +340,8 @@ void interpret(const Kernel &k, const Bindings &b) {
     return vals[node][p.isRow[node] ? i : 0];
   };
   auto addr = [&](int t, int64_t element) -> char * {
-    return (char *)b.tensors[t].data + element * sizeInBytes(k.tensors[t].dtype);
+    return (char *)b.tensors[t].data +
+           element * sizeInBytes(k.tensors[t].dtype);
   };
 
   for (int64_t r = 0; r < b.rows; ++r) {

@@ -52,7 +52,7 @@ struct HostTensor {
 };
 
 struct Bindings {
-  std::vector<int64_t> dims;       ///< Value of each dim, by dim index.
+  std::vector<int64_t> dims; ///< Value of each dim, by dim index.
   int64_t rows = 0;
   std::vector<HostTensor> tensors; ///< By tensor index (Kernel::tensors).
   std::vector<double> params;      ///< By param index.

@@ -39,10 +39,10 @@ Type mlir::kgen::getTensorElementType(Type t) {
       .Default([](Type) { return Type(); });
 }
 
-LogicalResult
-ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                     int64_t vector, int64_t threadsPerRow,
-                     int64_t rowsPerBlock, int64_t chunks, bool reread) {
+LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   int64_t vector, int64_t threadsPerRow,
+                                   int64_t rowsPerBlock, int64_t chunks,
+                                   bool reread) {
   if (vector < 1 || vector > 16)
     return emitError() << "vector must be in [1, 16], got " << vector;
   if (threadsPerRow < 1 || threadsPerRow > 1024 ||

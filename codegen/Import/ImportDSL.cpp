@@ -34,22 +34,19 @@ namespace {
 
 class Importer {
 public:
-  Importer(OpBuilder &b, const dsl::Kernel &k) : b(b), k(k), loc(b.getUnknownLoc()) {}
+  Importer(OpBuilder &b, const dsl::Kernel &k)
+      : b(b), k(k), loc(b.getUnknownLoc()) {}
 
   KernelOp run(const std::map<std::string, int64_t> &staticDims,
                StringRef symName);
 
 private:
-  Type rowOf(Type elem) {
-    return RankedTensorType::get({domainSize}, elem);
-  }
+  Type rowOf(Type elem) { return RankedTensorType::get({domainSize}, elem); }
   Type typeOf(const dsl::Node &n) {
     Type e = toMLIRType(b.getContext(), n.dtype);
     return n.isRow ? rowOf(e) : e;
   }
-  Value index(int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  }
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value lenValue(const dsl::Len &l);
   /// Converts v (scalar or row) to element type `to`, keeping its shape.
   Value convert(Value v, Type to);
@@ -125,21 +122,21 @@ Value Importer::convert(Value v, Type to) {
   double lo = -std::ldexp(1.0, w - 1), hi = std::ldexp(1.0, w - 1) - 1;
   Value clamped = arith::MinimumFOp::create(
       b, loc,
-      arith::MaximumFOp::create(b, loc, f,
-                                splat(f32, b.getF32FloatAttr(lo))),
+      arith::MaximumFOp::create(b, loc, f, splat(f32, b.getF32FloatAttr(lo))),
       splat(f32, b.getF32FloatAttr((float)hi == (float)std::ldexp(1.0, w - 1)
                                        ? std::nextafter((float)hi, 0.0f)
                                        : (float)hi)));
   Value i = arith::FPToSIOp::create(b, loc, target, clamped);
   Value isNan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, f, f);
-  return arith::SelectOp::create(
-      b, loc, isNan, splat(target, b.getIntegerAttr(to, 0)), i);
+  return arith::SelectOp::create(b, loc, isNan,
+                                 splat(target, b.getIntegerAttr(to, 0)), i);
 }
 
 Value Importer::broadcastIfNeeded(Value v, bool toRow) {
   if (!toRow || isa<RankedTensorType>(v.getType()))
     return v;
-  return BroadcastOp::create(b, loc, cast<RankedTensorType>(rowOf(v.getType())), v);
+  return BroadcastOp::create(b, loc, cast<RankedTensorType>(rowOf(v.getType())),
+                             v);
 }
 
 /// Emits the op of an elementwise node on operands already in computeType.
@@ -180,7 +177,8 @@ Value Importer::compute(const dsl::Node &n, ArrayRef<Value> ops,
     case dsl::UnaryOp::Erf:
       return math::ErfOp::create(b, loc, ops[0]);
     case dsl::UnaryOp::Sigmoid: {
-      Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, ops[0]));
+      Value e =
+          math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, ops[0]));
       return arith::DivFOp::create(b, loc, cst(1.0),
                                    arith::AddFOp::create(b, loc, cst(1.0), e));
     }
@@ -212,8 +210,8 @@ Value Importer::compute(const dsl::Node &n, ArrayRef<Value> ops,
           isa<RankedTensorType>(shapeT));
       Value isZero = arith::CmpIOp::create(b, loc, PI::eq, r, zero);
       Value safe = arith::SelectOp::create(b, loc, isZero, one, r);
-      return arith::SelectOp::create(
-          b, loc, isZero, zero, arith::DivSIOp::create(b, loc, l, safe));
+      return arith::SelectOp::create(b, loc, isZero, zero,
+                                     arith::DivSIOp::create(b, loc, l, safe));
     }
     case dsl::BinaryOp::Max:
       return isF ? (Value)arith::MaximumFOp::create(b, loc, l, r)
@@ -223,7 +221,8 @@ Value Importer::compute(const dsl::Node &n, ArrayRef<Value> ops,
                  : (Value)arith::MinSIOp::create(b, loc, l, r);
     default: {
       static const P fp[] = {P::OLT, P::OLE, P::OGT, P::OGE, P::OEQ, P::UNE};
-      static const PI ip[] = {PI::slt, PI::sle, PI::sgt, PI::sge, PI::eq, PI::ne};
+      static const PI ip[] = {PI::slt, PI::sle, PI::sgt,
+                              PI::sge, PI::eq,  PI::ne};
       int c = (int)n.binary - (int)dsl::BinaryOp::Lt;
       if (isF)
         return arith::CmpFOp::create(b, loc, fp[c], l, r);
@@ -248,8 +247,8 @@ Value Importer::importNode(const dsl::Node &n) {
     if (t.layout == dsl::Layout::RowScalar)
       return LoadOp::create(b, loc, elem, args[n.index], Value(), n.stride,
                             IntegerAttr());
-    return LoadOp::create(b, loc, rowOf(elem), args[n.index],
-                          lenValue(n.start), n.stride, IntegerAttr());
+    return LoadOp::create(b, loc, rowOf(elem), args[n.index], lenValue(n.start),
+                          n.stride, IntegerAttr());
   }
   case dsl::NodeKind::Param:
     return args[k.tensors.size() + n.index];
@@ -257,8 +256,8 @@ Value Importer::importNode(const dsl::Node &n) {
     if (isa<FloatType>(elem)) // narrow types round via f32, as the spec says
       return arith::ConstantOp::create(
           b, loc, b.getFloatAttr(elem, (double)(float)n.constant));
-    return arith::ConstantOp::create(b, loc,
-                                     b.getIntegerAttr(elem, (int64_t)n.constant));
+    return arith::ConstantOp::create(
+        b, loc, b.getIntegerAttr(elem, (int64_t)n.constant));
   }
   case dsl::NodeKind::Cast:
     return broadcastIfNeeded(convert(values[n.operands[0]], elem), n.isRow);
@@ -266,7 +265,8 @@ Value Importer::importNode(const dsl::Node &n) {
     Value in = convert(values[n.operands[0]], b.getF32Type());
     static const ReduceKind kinds[] = {ReduceKind::sum, ReduceKind::sum,
                                        ReduceKind::max, ReduceKind::min};
-    Value r = ReduceOp::create(b, loc, b.getF32Type(), kinds[(int)n.reduce], in);
+    Value r =
+        ReduceOp::create(b, loc, b.getF32Type(), kinds[(int)n.reduce], in);
     if (n.reduce == dsl::ReduceOp::Mean) {
       Value len = arith::UIToFPOp::create(
           b, loc, b.getF32Type(),
@@ -303,7 +303,8 @@ KernelOp Importer::run(const std::map<std::string, int64_t> &staticDims,
   SmallVector<Type> argTypes;
   SmallVector<Attribute> argAttrs;
   auto named = [&](StringRef name) {
-    return b.getDictionaryAttr(b.getNamedAttr("kgen.name", b.getStringAttr(name)));
+    return b.getDictionaryAttr(
+        b.getNamedAttr("kgen.name", b.getStringAttr(name)));
   };
   for (const dsl::TensorDecl &t : k.tensors) {
     Type e = toMLIRType(ctx, t.dtype);
@@ -336,10 +337,10 @@ KernelOp Importer::run(const std::map<std::string, int64_t> &staticDims,
       argAttrs.push_back(named(d));
     }
   }
-  auto kernel = KernelOp::create(
-      b, loc, symName, b.getFunctionType(argTypes, {}),
-      b.getDictionaryAttr(dimAttrs), ScheduleAttr(), b.getArrayAttr(argAttrs),
-      ArrayAttr());
+  auto kernel =
+      KernelOp::create(b, loc, symName, b.getFunctionType(argTypes, {}),
+                       b.getDictionaryAttr(dimAttrs), ScheduleAttr(),
+                       b.getArrayAttr(argAttrs), ArrayAttr());
   Block *body = new Block();
   kernel.getBody().push_back(body);
   for (Type t : argTypes)
@@ -383,8 +384,8 @@ KernelOp mlir::kgen::importKernel(OpBuilder &b, const dsl::Kernel &k,
                                   const std::map<std::string, int64_t> &dims,
                                   StringRef symName) {
   for (const dsl::TensorDecl &t : k.tensors)
-    if (t.isRead && (t.dtype == dsl::DType::F8E4M3 ||
-                     t.dtype == dsl::DType::F8E5M2)) {
+    if (t.isRead &&
+        (t.dtype == dsl::DType::F8E4M3 || t.dtype == dsl::DType::F8E5M2)) {
       emitError(b.getUnknownLoc())
           << "kernel '" << k.name << "' reads the fp8 tensor '" << t.name
           << "': the code generator writes fp8 but does not read it yet";

@@ -29,7 +29,8 @@ const char *stageName(Stage s) {
 }
 
 std::optional<Stage> parseStage(const std::string &s) {
-  for (Stage st : {Stage::Kgen, Stage::Gpu, Stage::Llvm, Stage::Ptx, Stage::Spec})
+  for (Stage st :
+       {Stage::Kgen, Stage::Gpu, Stage::Llvm, Stage::Ptx, Stage::Spec})
     if (s == stageName(st))
       return st;
   return std::nullopt;
@@ -38,7 +39,7 @@ std::optional<Stage> parseStage(const std::string &s) {
 const std::vector<Arch> &supportedArchs() {
   // PTX ISA 8.0 (CUDA 12.0) covers sm_75 to sm_90a; sm_100 needs 8.6 (12.8).
   static const std::vector<Arch> archs = {
-      {"sm_75", 80}, {"sm_80", 80}, {"sm_86", 80},  {"sm_89", 80},
+      {"sm_75", 80}, {"sm_80", 80},  {"sm_86", 80}, {"sm_89", 80},
       {"sm_90", 80}, {"sm_90a", 80}, {"sm_100", 86}};
   return archs;
 }

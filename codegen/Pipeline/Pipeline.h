@@ -53,7 +53,7 @@ struct KernelInfo {
 
 struct Artifact {
   std::string kgen, gpu, llvm, ptx, spec;
-  double millis = 0;                ///< wall time of the whole compile
+  double millis = 0;                       ///< wall time of the whole compile
   double stageMillis[5] = {0, 0, 0, 0, 0}; ///< per Stage (kgen includes import)
 };
 

@@ -41,7 +41,8 @@ const llvm::MemoryBuffer *libdevice(const std::string &cudaPath,
     std::string path = cudaPath + "/nvvm/libdevice/libdevice.10.bc";
     auto buf = llvm::MemoryBuffer::getFile(path);
     if (!buf) {
-      error = "cannot read libdevice at " + path + ": " + buf.getError().message();
+      error =
+          "cannot read libdevice at " + path + ": " + buf.getError().message();
       return nullptr;
     }
     slot = std::move(*buf);
@@ -59,7 +60,8 @@ std::unique_ptr<llvm::TargetMachine> targetMachine(const Arch &arch,
     LLVMInitializeNVPTXAsmPrinter();
   });
   llvm::Triple triple(kTriple);
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return nullptr;
   std::string features = "+ptx" + std::to_string(arch.ptxVersion);
@@ -78,7 +80,8 @@ bool callsLibdevice(const llvm::Module &m) {
 } // namespace
 
 bool emitPTX(mlir::gpu::GPUModuleOp module, const Arch &arch,
-             const std::string &cudaPath, std::string &ptx, std::string &error) {
+             const std::string &cudaPath, std::string &ptx,
+             std::string &error) {
   llvm::LLVMContext ctx;
   std::unique_ptr<llvm::Module> m =
       mlir::translateModuleToLLVMIR(module, ctx, "kgen");

@@ -74,8 +74,8 @@ struct ExpandTruncF : OpRewritePattern<arith::TruncFOp> {
     Value lsb = arith::AndIOp::create(
         rw, loc, arith::ShRUIOp::create(rw, loc, abs, ci(shift)), ci(1));
     Value rounded = arith::AddIOp::create(
-        rw, loc, arith::AddIOp::create(rw, loc, abs, ci((1 << (shift - 1)) - 1)),
-        lsb);
+        rw, loc,
+        arith::AddIOp::create(rw, loc, abs, ci((1 << (shift - 1)) - 1)), lsb);
     Value normal = arith::SubIOp::create(
         rw, loc, arith::ShRUIOp::create(rw, loc, rounded, ci(shift)),
         ci((127 - f->bias) << f->mantissa));
@@ -85,10 +85,11 @@ struct ExpandTruncF : OpRewritePattern<arith::TruncFOp> {
     float unit = std::ldexp(1.0f, f->bias - 1 + f->mantissa);
     Value sub = arith::FPToSIOp::create(
         rw, loc, i32,
-        math::RoundEvenOp::create(rw, loc,
-                                  arith::MulFOp::create(rw, loc, absF, cf(unit))));
+        math::RoundEvenOp::create(
+            rw, loc, arith::MulFOp::create(rw, loc, absF, cf(unit))));
     int minNormalBits = (127 + 1 - f->bias) << 23;
-    Value isSub = arith::CmpIOp::create(rw, loc, P::ult, abs, ci(minNormalBits));
+    Value isSub =
+        arith::CmpIOp::create(rw, loc, P::ult, abs, ci(minNormalBits));
     Value code = arith::SelectOp::create(rw, loc, isSub, sub, normal);
     // Saturate (Inf too) to the largest finite value; NaN stays NaN.
     Value tooBig = arith::CmpIOp::create(rw, loc, P::sgt, code, ci(f->maxCode));

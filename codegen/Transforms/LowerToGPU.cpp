@@ -101,7 +101,8 @@ void RowLowering::emitReadyScalars() {
   for (Operation &op : kernel.getBody().front()) {
     if (isa<ReduceOp, StoreOp, ReturnOp, DomainOp>(op) ||
         llvm::any_of(op.getResults(), isRowValue) ||
-        llvm::all_of(op.getResults(), [&](Value r) { return map.contains(r); }) ||
+        llvm::all_of(op.getResults(),
+                     [&](Value r) { return map.contains(r); }) ||
         op.getNumResults() == 0)
       continue;
     if (!llvm::all_of(op.getOperands(), [&](Value o) {
@@ -146,8 +147,8 @@ Chunk RowLowering::makeChunk(Value j, std::optional<int64_t> staticJ) {
   Chunk c;
   c.e0 = arith::MulIOp::create(
       b, loc,
-      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, j, cIndex(tpr)),
-                            lane),
+      arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, j, cIndex(tpr)), lane),
       cIndex(vec));
   if (staticJ && staticLength && (*staticJ + 1) * tpr * vec <= *staticLength)
     return c; // every thread's chunk j lies inside the row
@@ -159,8 +160,9 @@ Chunk RowLowering::makeChunk(Value j, std::optional<int64_t> staticJ) {
   Value lanes = arith::AddIOp::create(
       b, loc, vector::BroadcastOp::create(b, loc, vi, c.e0),
       arith::ConstantOp::create(b, loc, vi, b.getIndexVectorAttr(iota)));
-  c.mask = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lanes,
-                                 vector::BroadcastOp::create(b, loc, vi, length));
+  c.mask =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lanes,
+                            vector::BroadcastOp::create(b, loc, vi, length));
   return c;
 }
 
@@ -215,8 +217,7 @@ Value RowLowering::crossThreadReduce(Value s, ReduceKind kind, int slot) {
   int64_t warps = tpr / 32, rpb = sched.getRowsPerBlock();
   Value smem = func.getWorkgroupAttributions().front();
   Value slotBase = arith::MulIOp::create(
-      b, loc,
-      arith::AddIOp::create(b, loc, cIndex(slot * rpb), rowInBlock),
+      b, loc, arith::AddIOp::create(b, loc, cIndex(slot * rpb), rowInBlock),
       cIndex(warps));
   Value warp = arith::DivUIOp::create(b, loc, lane, cIndex(32));
   Value leader = arith::CmpIOp::create(
@@ -226,8 +227,9 @@ Value RowLowering::crossThreadReduce(Value s, ReduceKind kind, int slot) {
     OpBuilder::InsertionGuard g(b);
     auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, leader, false);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    memref::StoreOp::create(b, loc, s, smem,
-                            ValueRange{arith::AddIOp::create(b, loc, slotBase, warp)});
+    memref::StoreOp::create(
+        b, loc, s, smem,
+        ValueRange{arith::AddIOp::create(b, loc, slotBase, warp)});
   }
   gpu::BarrierOp::create(b, loc);
   // Every slot is written once per kernel, so no second barrier is needed
@@ -235,7 +237,8 @@ Value RowLowering::crossThreadReduce(Value s, ReduceKind kind, int slot) {
   Value r;
   for (int64_t w = 0; w < warps; ++w) {
     Value x = memref::LoadOp::create(
-        b, loc, smem, ValueRange{arith::AddIOp::create(b, loc, slotBase, cIndex(w))});
+        b, loc, smem,
+        ValueRange{arith::AddIOp::create(b, loc, slotBase, cIndex(w))});
     r = r ? combine(kind, r, x) : x;
   }
   return r;
@@ -256,7 +259,8 @@ Value RowLowering::accumulate(ReduceOp r, Chunk &c, Value acc) {
 }
 
 void RowLowering::finish(ReduceOp r, Value acc) {
-  Value s = vector::ReductionOp::create(b, loc, combiningKind(r.getKind()), acc);
+  Value s =
+      vector::ReductionOp::create(b, loc, combiningKind(r.getKind()), acc);
   int slot = llvm::find(reduces, r) - reduces.begin();
   map.map(r.getResult(), crossThreadReduce(s, r.getKind(), slot));
 }
@@ -371,7 +375,8 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
     if (kernels.empty())
       return;
     OpBuilder b(module.getContext());
-    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), b.getUnitAttr());
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    b.getUnitAttr());
     b.setInsertionPointToEnd(module.getBody());
     auto gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), "kgen");
     for (KernelOp k : kernels) {
@@ -407,7 +412,8 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
         continue;
       bool isDim = isa<IndexType>(t);
       params.push_back(isDim ? b.getI64Type() : t);
-      abi.push_back(b.getStringAttr((isDim ? "dim:" : "scalar:") + k.getArgName(i)));
+      abi.push_back(
+          b.getStringAttr((isDim ? "dim:" : "scalar:") + k.getArgName(i)));
     }
     params.push_back(b.getI64Type());
     abi.push_back(b.getStringAttr("rows"));
@@ -421,8 +427,9 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
           gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)));
 
     b.setInsertionPointToEnd(gpuModule.getBody());
-    auto func = gpu::GPUFuncOp::create(b, k.getLoc(), k.getSymName(),
-                                       b.getFunctionType(params, {}), workgroup);
+    auto func =
+        gpu::GPUFuncOp::create(b, k.getLoc(), k.getSymName(),
+                               b.getFunctionType(params, {}), workgroup);
     func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
     int32_t block = s.getThreadsPerRow() * s.getRowsPerBlock();
     func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({block, 1, 1}));

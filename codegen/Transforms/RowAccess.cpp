@@ -38,8 +38,8 @@ static Value elementOffset(RowLowering &r, Value start, int64_t stride,
 }
 
 static Value inRow(RowLowering &r, Value e0, int64_t k) {
-  Value e = arith::AddIOp::create(r.b, r.loc, e0,
-                                  arith::ConstantIndexOp::create(r.b, r.loc, k));
+  Value e = arith::AddIOp::create(
+      r.b, r.loc, e0, arith::ConstantIndexOp::create(r.b, r.loc, k));
   return arith::CmpIOp::create(r.b, r.loc, arith::CmpIPredicate::ult, e,
                                r.length);
 }
@@ -69,7 +69,8 @@ Value RowLowering::loadChunk(LoadOp op, Chunk &c) {
         acc = vector::InsertOp::create(b, loc, load(off, elem, bytesOf(elem)),
                                        acc, k);
       } else {
-        Value piece = load(off, mlir::VectorType::get({w}, elem), w * bytesOf(elem));
+        Value piece =
+            load(off, mlir::VectorType::get({w}, elem), w * bytesOf(elem));
         for (int64_t i = 0; i < w; ++i)
           acc = vector::InsertOp::create(
               b, loc, vector::ExtractOp::create(b, loc, piece, i), acc, k + i);
@@ -87,15 +88,19 @@ Value RowLowering::loadChunk(LoadOp op, Chunk &c) {
   b.setInsertionPointToStart(ifOp.elseBlock());
   Value acc = arith::ConstantOp::create(b, loc, vt, b.getZeroAttr(vt));
   for (int64_t k = 0; k < vec; ++k) {
-    auto one = scf::IfOp::create(b, loc, TypeRange{elem}, inRow(*this, c.e0, k), true);
+    auto one =
+        scf::IfOp::create(b, loc, TypeRange{elem}, inRow(*this, c.e0, k), true);
     OpBuilder::InsertionGuard g2(b);
     b.setInsertionPointToStart(one.thenBlock());
     scf::YieldOp::create(
-        b, loc, load(elementOffset(*this, start, op.getStride(), c.e0, k), elem,
-                     bytesOf(elem)));
+        b, loc,
+        load(elementOffset(*this, start, op.getStride(), c.e0, k), elem,
+             bytesOf(elem)));
     b.setInsertionPointToStart(one.elseBlock());
     scf::YieldOp::create(
-        b, loc, arith::ConstantOp::create(b, loc, elem, b.getZeroAttr(elem)).getResult());
+        b, loc,
+        arith::ConstantOp::create(b, loc, elem, b.getZeroAttr(elem))
+            .getResult());
     b.setInsertionPointAfter(one);
     acc = vector::InsertOp::create(b, loc, one.getResult(0), acc, k);
   }
@@ -116,13 +121,14 @@ void RowLowering::storeChunk(StoreOp op, Value v, Chunk &c) {
   auto fullPath = [&]() {
     for (int64_t k = 0; k < vec; k += w) {
       Value off = elementOffset(*this, start, op.getStride(), c.e0, k);
-      Value piece =
-          w == vec ? v
-          : w == 1 ? (Value)vector::ExtractOp::create(b, loc, v, k)
-                   : (Value)vector::ShuffleOp::create(
-                         b, loc, v, v,
-                         llvm::to_vector(llvm::seq<int64_t>(k, k + w)));
-      LLVM::StoreOp::create(b, loc, piece, gep(ptr, off, elem), w * bytesOf(elem));
+      Value piece = w == vec ? v
+                    : w == 1
+                        ? (Value)vector::ExtractOp::create(b, loc, v, k)
+                        : (Value)vector::ShuffleOp::create(
+                              b, loc, v, v,
+                              llvm::to_vector(llvm::seq<int64_t>(k, k + w)));
+      LLVM::StoreOp::create(b, loc, piece, gep(ptr, off, elem),
+                            w * bytesOf(elem));
     }
   };
   if (!c.fullCond)
@@ -132,7 +138,8 @@ void RowLowering::storeChunk(StoreOp op, Value v, Chunk &c) {
   fullPath();
   b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
   for (int64_t k = 0; k < vec; ++k) {
-    auto one = scf::IfOp::create(b, loc, TypeRange{}, inRow(*this, c.e0, k), false);
+    auto one =
+        scf::IfOp::create(b, loc, TypeRange{}, inRow(*this, c.e0, k), false);
     OpBuilder::InsertionGuard g2(b);
     b.setInsertionPoint(one.thenBlock()->getTerminator());
     Value off = elementOffset(*this, start, op.getStride(), c.e0, k);
@@ -151,8 +158,8 @@ Value RowLowering::loadScalar(LoadOp op) {
 void RowLowering::storeScalar(StoreOp op, Value v) {
   v = storable(b, loc, v);
   Type elem = v.getType();
-  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
-                                      cIndex(0));
+  Value first =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, cIndex(0));
   Value cond = arith::AndIOp::create(b, loc, rowValid, first);
   OpBuilder::InsertionGuard g(b);
   auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, cond, false);

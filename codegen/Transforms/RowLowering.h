@@ -1,4 +1,5 @@
-//===- RowLowering.h - State shared by the kgen-lower-to-gpu files -*- C++ -*-===//
+//===- RowLowering.h - State shared by the kgen-lower-to-gpu files -*- C++
+//-*-===//
 //
 // Lowers one scheduled kgen.kernel into the body of a gpu.func. A "chunk" is
 // the `vector` consecutive domain elements [e0, e0 + vector) one thread
@@ -61,9 +62,9 @@ public:
   gpu::GPUFuncOp func;
   ScheduleAttr sched;
   int64_t vec;
-  IRMapping map;                ///< kernel scalars -> lowered values
-  DenseMap<Value, Value> base;  ///< tensor arg -> pointer to its row
-  DenseSet<Value> written;      ///< tensor args some store writes
+  IRMapping map;               ///< kernel scalars -> lowered values
+  DenseMap<Value, Value> base; ///< tensor arg -> pointer to its row
+  DenseSet<Value> written;     ///< tensor args some store writes
   Value lane, rowInBlock, row, rowValid, length;
   std::optional<int64_t> staticLength;
   DenseMap<Value, int> levels;

@@ -14,8 +14,9 @@ using namespace mlir::kgen;
 
 namespace {
 
-// Row elements (over all row loads) one thread may hold in registers before
-// the row is re-read instead: keeps every bundled kernel free of spills.
+// Row elements (over the row loads held across reductions) one thread may
+// hold in registers before the row is re-read instead: keeps every bundled
+// kernel free of spills.
 constexpr int64_t kMaxRegisterElements = 128;
 // Chunks each thread aims to hold: enough independent 16-byte loads in
 // flight to cover memory latency without starving occupancy. Kernels
@@ -86,13 +87,15 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
             llvm::PowerOf2Ceil(llvm::divideCeil(nvec, target)), 32, cap);
       };
       tpr = threadsFor(kMaxThreadsPerRow);
-      // Rows too long for registers at that width are re-read by wider rows
-      // of threads (fewer loop trips).
-      // Half the registers a thread can have at this width hold the row.
+      // The row fits when it takes at most half the registers a thread of a
+      // block this wide can have.
       auto fits = [&](int64_t t) {
-        int64_t budget = std::min(maxElements, 65536 / std::max<int64_t>(t, 256) / 2);
-        return llvm::divideCeil(nvec, t) * vector * rowLoads <= budget;
+        int64_t regs = 65536 / std::max<int64_t>(t, kTargetBlock);
+        return llvm::divideCeil(nvec, t) * vector * rowLoads <=
+               std::min(maxElements, regs / 2);
       };
+      // Otherwise wider rows of threads hold less each; past 1024 threads
+      // the row is re-read (with fewer loop trips than at 256).
       if (!fits(tpr))
         tpr = threadsFor(1024);
       if (threadsPerRow)
@@ -102,7 +105,8 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     }
     if (threadsPerRow)
       tpr = threadsPerRow;
-    int64_t rpb = rowsPerBlock ? rowsPerBlock : std::max<int64_t>(1, kTargetBlock / tpr);
+    int64_t rpb =
+        rowsPerBlock ? rowsPerBlock : std::max<int64_t>(1, kTargetBlock / tpr);
     auto attr = ScheduleAttr::getChecked(
         [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
         vector, tpr, rpb, chunks, reread);

@@ -38,7 +38,8 @@ int64_t knownDivisor(Value v, KernelOp k) {
   }
   Operation *op = v.getDefiningOp();
   if (auto add = dyn_cast<arith::AddIOp>(op))
-    return std::min(knownDivisor(add.getLhs(), k), knownDivisor(add.getRhs(), k));
+    return std::min(knownDivisor(add.getLhs(), k),
+                    knownDivisor(add.getRhs(), k));
   if (auto mul = dyn_cast<arith::MulIOp>(op))
     return std::min(kUnbounded, knownDivisor(mul.getLhs(), k) *
                                     knownDivisor(mul.getRhs(), k));

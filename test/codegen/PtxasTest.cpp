@@ -34,12 +34,14 @@ void PrintTo(const Case &c, std::ostream *os) {
 std::string ptxasPath() { return std::string(KGEN_CUDA_PATH) + "/bin/ptxas"; }
 
 /// Runs ptxas -v; returns its combined output and exit status.
-int runPtxas(const std::string &ptx, const std::string &arch, std::string &log) {
+int runPtxas(const std::string &ptx, const std::string &arch,
+             std::string &log) {
   auto dir = std::filesystem::temp_directory_path();
-  std::string in = (dir / ("kgen-" + std::to_string(::getpid()) + ".ptx")).string();
+  std::string in =
+      (dir / ("kgen-" + std::to_string(::getpid()) + ".ptx")).string();
   std::ofstream(in) << ptx;
-  std::string cmd = ptxasPath() + " -arch=" + arch + " -v " + in +
-                    " -o /dev/null 2>&1";
+  std::string cmd =
+      ptxasPath() + " -arch=" + arch + " -v " + in + " -o /dev/null 2>&1";
   FILE *p = popen(cmd.c_str(), "r");
   char buf[4096];
   while (size_t n = fread(buf, 1, sizeof buf, p))
@@ -77,7 +79,8 @@ TEST_P(Ptxas, AssemblesWithoutSpills) {
     // One "N bytes stack frame, N bytes spill stores, N bytes spill loads"
     // line per entry: _vec and _any, and for the dynamic kernel four
     // exact-length _vec_nN too.
-    std::regex re(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
+    std::regex re(
+        R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
     int entries = 0;
     for (auto it = std::sregex_iterator(log.begin(), log.end(), re);
          it != std::sregex_iterator(); ++it, ++entries) {
@@ -98,11 +101,11 @@ std::vector<Case> allCases() {
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllOps, Ptxas, ::testing::ValuesIn(allCases()),
-    [](const ::testing::TestParamInfo<Case> &info) {
-      return info.param.op + "_" + std::string(name(info.param.dtype)) + "_" +
-             info.param.arch;
-    });
+INSTANTIATE_TEST_SUITE_P(AllOps, Ptxas, ::testing::ValuesIn(allCases()),
+                         [](const ::testing::TestParamInfo<Case> &info) {
+                           return info.param.op + "_" +
+                                  std::string(name(info.param.dtype)) + "_" +
+                                  info.param.arch;
+                         });
 
 } // namespace

@@ -36,8 +36,8 @@ bool isNaNF16(uint16_t b) { return (b & 0x7C00) == 0x7C00 && (b & 0x3FF); }
 //===----------------------------------------------------------------------===//
 
 TEST(Float, F32RoundsToNearestEven) {
-  EXPECT_EQ(roundTo(DType::F32, 1 + 0x1p-24), 1.0);                 // tie
-  EXPECT_EQ(roundTo(DType::F32, 1 + 3 * 0x1p-24), 1 + 0x1p-22);     // tie
+  EXPECT_EQ(roundTo(DType::F32, 1 + 0x1p-24), 1.0);             // tie
+  EXPECT_EQ(roundTo(DType::F32, 1 + 3 * 0x1p-24), 1 + 0x1p-22); // tie
   EXPECT_EQ(roundTo(DType::F32, 1 + 0x1p-24 + 0x1p-40), 1 + 0x1p-23);
   EXPECT_EQ(roundTo(DType::F32, 0.1), (double)0.1f);
 }
@@ -45,12 +45,12 @@ TEST(Float, F32RoundsToNearestEven) {
 TEST(Float, F32OverflowAndSpecials) {
   const double fltMax = std::numeric_limits<float>::max();
   EXPECT_EQ(roundTo(DType::F32, 0x1.fffffefp127), fltMax); // below the tie
-  EXPECT_EQ(roundTo(DType::F32, 0x1.ffffffp127), kInf);    // tie -> even = 2^128
+  EXPECT_EQ(roundTo(DType::F32, 0x1.ffffffp127), kInf); // tie -> even = 2^128
   EXPECT_EQ(roundTo(DType::F32, 1e300), kInf);
   EXPECT_EQ(roundTo(DType::F32, -1e300), -kInf);
   EXPECT_TRUE(std::isnan(roundTo(DType::F32, kNaN)));
   EXPECT_EQ(roundTo(DType::F32, 0x1p-149), 0x1p-149); // smallest subnormal
-  expectSame(0.0, roundTo(DType::F32, 0x1p-150));      // tie -> 0
+  expectSame(0.0, roundTo(DType::F32, 0x1p-150));     // tie -> 0
   expectSame(-0.0, roundTo(DType::F32, -0x1p-151));
 }
 
@@ -60,8 +60,8 @@ TEST(Float, F32OverflowAndSpecials) {
 
 TEST(Float, Bf16TiesToEven) {
   // bf16 has 7 mantissa bits: spacing 2^-7 in [1, 2).
-  EXPECT_EQ(roundTo(DType::BF16, 1 + 0x1p-8), 1.0);               // 1.0 is even
-  EXPECT_EQ(roundTo(DType::BF16, 1 + 3 * 0x1p-8), 1 + 0x1p-6);    // 1+2^-6 even
+  EXPECT_EQ(roundTo(DType::BF16, 1 + 0x1p-8), 1.0);            // 1.0 is even
+  EXPECT_EQ(roundTo(DType::BF16, 1 + 3 * 0x1p-8), 1 + 0x1p-6); // 1+2^-6 even
   EXPECT_EQ(roundTo(DType::BF16, -(1 + 3 * 0x1p-8)), -(1 + 0x1p-6));
   // Just above / below the ties (2^-20 is exact in f32 near 1).
   EXPECT_EQ(roundTo(DType::BF16, 1 + 0x1p-8 + 0x1p-20), 1 + 0x1p-7);
@@ -95,7 +95,8 @@ TEST(Float, Bf16RoundsThroughF32) {
 
 TEST(Float, Bf16NaNInfOverflow) {
   EXPECT_TRUE(std::isnan(roundTo(DType::BF16, kNaN)));
-  EXPECT_TRUE(isNaNBf16(f32ToBf16Bits(std::numeric_limits<float>::quiet_NaN())));
+  EXPECT_TRUE(
+      isNaNBf16(f32ToBf16Bits(std::numeric_limits<float>::quiet_NaN())));
   // A NaN whose payload is only in the low 16 bits must not become Inf (as
   // plain truncation or the rounding-bias trick without a NaN check would).
   EXPECT_TRUE(isNaNBf16(f32ToBf16Bits(bitsF32(0x7F800001))));
@@ -121,7 +122,7 @@ TEST(Float, Bf16Subnormals) {
   EXPECT_EQ(bf16BitsToF32(0x0001), 0x1p-133);
   EXPECT_EQ(bf16BitsToF32(0x0080), 0x1p-126); // smallest normal
   EXPECT_EQ(roundTo(DType::BF16, 0x1p-133), 0x1p-133);
-  expectSame(0.0, roundTo(DType::BF16, 0x1p-134));     // tie -> 0 (even)
+  expectSame(0.0, roundTo(DType::BF16, 0x1p-134)); // tie -> 0 (even)
   expectSame(-0.0, roundTo(DType::BF16, -0x1p-134));
   EXPECT_EQ(roundTo(DType::BF16, 0.75 * 0x1p-133), 0x1p-133);
   EXPECT_EQ(roundTo(DType::BF16, 1.5 * 0x1p-133), 0x1p-132); // tie -> 2
@@ -206,10 +207,10 @@ void checkAgainstTable(int numPatterns, ToBits toBits, FromBits fromBits,
       } else {
         const Entry &lo = *(it - 1);
         double dlo = a - lo.value, dhi = hi.value - a;
-        expected = dlo < dhi              ? lo.bits
-                   : dhi < dlo            ? hi.bits
-                   : (lo.bits & 1) == 0   ? lo.bits
-                                          : hi.bits;
+        expected = dlo < dhi            ? lo.bits
+                   : dhi < dlo          ? hi.bits
+                   : (lo.bits & 1) == 0 ? lo.bits
+                                        : hi.bits;
       }
     }
     uint32_t got = toBits(f);
@@ -343,7 +344,7 @@ TEST(Float, F8E4M3ValuesAndSaturation) {
   EXPECT_EQ(roundTo(DType::F8E4M3, 1 + 3 * 0x1p-4), 1.25);
   EXPECT_EQ(roundTo(DType::F8E4M3, 1 + 0x1p-4 + 0x1p-10), 1.125);
   // Subnormals.
-  EXPECT_EQ(roundTo(DType::F8E4M3, 0x1p-10), 0.0);      // tie -> 0
+  EXPECT_EQ(roundTo(DType::F8E4M3, 0x1p-10), 0.0);        // tie -> 0
   EXPECT_EQ(roundTo(DType::F8E4M3, 3 * 0x1p-10), 0x1p-8); // tie -> 2
   EXPECT_EQ(roundTo(DType::F8E4M3, 0x1p-30), 0.0);
 }

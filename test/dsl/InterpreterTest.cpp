@@ -1,7 +1,7 @@
 //===- InterpreterTest.cpp - The reference semantics, checked by hand -----===//
+#include "dsl/Interpreter.h"
 #include "dsl/Builder.h"
 #include "dsl/Float.h"
-#include "dsl/Interpreter.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -29,7 +29,9 @@ struct Buffer {
     for (size_t i = 0; i < values.size(); ++i)
       encode(t, values[i], &bytes[i * sizeInBytes(t)]);
   }
-  double at(size_t i) const { return decode(dtype, &bytes[i * sizeInBytes(dtype)]); }
+  double at(size_t i) const {
+    return decode(dtype, &bytes[i * sizeInBytes(dtype)]);
+  }
   std::vector<double> values() const {
     std::vector<double> v;
     for (size_t i = 0; i < bytes.size() / sizeInBytes(dtype); ++i)
@@ -138,8 +140,8 @@ TEST(Interpreter, RmsnormBf16RoundsTheIntermediate) {
   // The same numbers step by step: element 0.
   double r = f32(1 / std::sqrt(f32(3.5625 + f32(1e-6))));
   EXPECT_EQ(r, (double)0.52981287f);
-  double t = f32(1 * r);                   // 0.52981287
-  EXPECT_EQ(bf16(t), 0.53125);             // 135.6 * 2^-8 -> 136 * 2^-8
+  double t = f32(1 * r);                           // 0.52981287
+  EXPECT_EQ(bf16(t), 0.53125);                     // 135.6 * 2^-8 -> 136 * 2^-8
   EXPECT_EQ(bf16(1.0703125 * 0.53125), 0.5703125); // 0.5686 -> 146 * 2^-8
   EXPECT_NE(bf16(1.0703125 * t), 0.5703125);       // single rounding differs
 }
@@ -154,9 +156,12 @@ TEST(Interpreter, SiluAndMulSlicesTheHalves) {
     double s = f32(1 / (1 + std::exp(-a)));
     return f32(a * s);
   };
-  std::vector<double> expected = {
-      0,                        f32(silu(1) * 2), f32(silu(-2) * 0.5),
-      f32(silu(4) * 1),         f32(silu(-1) * 1), f32(silu(0.5) * 1)};
+  std::vector<double> expected = {0,
+                                  f32(silu(1) * 2),
+                                  f32(silu(-2) * 0.5),
+                                  f32(silu(4) * 1),
+                                  f32(silu(-1) * 1),
+                                  f32(silu(0.5) * 1)};
   EXPECT_EQ(y.values(), expected);
   EXPECT_NEAR(y.at(1), 2 * 0.7310585786, 1e-6);
   EXPECT_NEAR(y.at(2), 0.5 * -2 * 0.1192029220, 1e-6);
@@ -296,9 +301,12 @@ TEST(Interpreter, RowScalarLoadBroadcasts) {
   k.dims = {"h"};
   k.domain = Len::dim(0);
   k.tensors = {
-      TensorDecl{"x", DType::F32, Layout::Rows, Len::dim(0), true, true, false, {}},
-      TensorDecl{"s", DType::F32, Layout::RowScalar, Len(1), true, true, false, {}},
-      TensorDecl{"y", DType::F32, Layout::Rows, Len::dim(0), false, false, true, {}}};
+      TensorDecl{
+          "x", DType::F32, Layout::Rows, Len::dim(0), true, true, false, {}},
+      TensorDecl{
+          "s", DType::F32, Layout::RowScalar, Len(1), true, true, false, {}},
+      TensorDecl{
+          "y", DType::F32, Layout::Rows, Len::dim(0), false, false, true, {}}};
   Node load{};
   load.kind = NodeKind::Load;
   load.dtype = DType::F32;
@@ -511,12 +519,13 @@ TEST(Interpreter, IntegerArithmeticWrapsAndTruncates) {
   const double imax = 2147483647, imin = -2147483648.0;
   Buffer xs(DType::I32, {-7, 7, imax, imin});
   Buffer half(DType::I32, std::vector<double>(4, 0)), div0 = half, inc = half,
-      neg = half, tr = half;
+                                                      neg = half, tr = half;
   Buffer fs(DType::F32, {2.7, -2.7, kNaN, 1e10});
   run(k, {4}, 1,
       {xs.host(), half.host(), div0.host(), inc.host(), neg.host(), fs.host(),
        tr.host()});
-  EXPECT_EQ(half.values(), (std::vector<double>{-3, 3, 1073741823, -1073741824}));
+  EXPECT_EQ(half.values(),
+            (std::vector<double>{-3, 3, 1073741823, -1073741824}));
   EXPECT_EQ(div0.values(), (std::vector<double>{0, 0, 0, 0}));
   EXPECT_EQ(inc.values(), (std::vector<double>{-6, 8, imin, imin + 1}));
   EXPECT_EQ(neg.values(), (std::vector<double>{7, -7, imin + 1, imin}));
@@ -669,7 +678,7 @@ TEST(Tolerance, WithinTolerance) {
   EXPECT_TRUE(withinTolerance(bf, 99, 100, t));
   EXPECT_FALSE(withinTolerance(bf, 102, 100, t));
   EXPECT_FALSE(withinTolerance(bf, -100, 100, t));
-  EXPECT_TRUE(withinTolerance(bf, 0.009, 0, t));  // atol near zero
+  EXPECT_TRUE(withinTolerance(bf, 0.009, 0, t)); // atol near zero
   EXPECT_FALSE(withinTolerance(bf, 0.011, 0, t));
   // NaN matches only NaN; Inf only the same Inf.
   EXPECT_TRUE(withinTolerance(bf, kNaN, kNaN, t));

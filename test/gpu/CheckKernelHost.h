@@ -1,4 +1,5 @@
-//===- CheckKernelHost.h - CheckKernel.cu compiled for the host --*- C++ -*-===//
+//===- CheckKernelHost.h - CheckKernel.cu compiled for the host --*- C++
+//-*-===//
 //
 // The emulator (EmuCuda.cpp) runs the output checker from the same source as
 // the GPU, one simulated thread after another, so the checker's logic is
@@ -24,9 +25,8 @@ inline unsigned long long atomicAdd(unsigned long long *a,
 inline unsigned long long atomicMin(unsigned long long *a,
                                     unsigned long long v) {
   unsigned long long old = __atomic_load_n(a, __ATOMIC_RELAXED);
-  while (v < old &&
-         !__atomic_compare_exchange_n(a, &old, v, true, __ATOMIC_RELAXED,
-                                      __ATOMIC_RELAXED)) {
+  while (v < old && !__atomic_compare_exchange_n(
+                        a, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
   }
   return old;
 }

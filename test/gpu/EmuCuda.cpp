@@ -138,9 +138,10 @@ CUresult emulate(const std::string &entry, void **params) {
           continue;
         int64_t e = sizeInBytes(td.dtype);
         int64_t len = td.rowLength.eval(b.dims);
-        int64_t stride = b.tensors[t].rowStride > 0 ? b.tensors[t].rowStride : len;
-        uint8_t *last =
-            static_cast<uint8_t *>(b.tensors[t].data) + (b.rows - 1) * stride * e;
+        int64_t stride =
+            b.tensors[t].rowStride > 0 ? b.tensors[t].rowStride : len;
+        uint8_t *last = static_cast<uint8_t *>(b.tensors[t].data) +
+                        (b.rows - 1) * stride * e;
         if (mode == "value" || (mode == "misvar" && vec)) {
           uint8_t *p = last + (len / 2) * e;
           encode(td.dtype, decode(td.dtype, p) * 2 + 1, p);
@@ -160,12 +161,16 @@ CUresult emulate(const std::string &entry, void **params) {
 
 extern "C" {
 
-__attribute__((visibility("default"))) CUresult cuInit(unsigned) { return ok(); }
-__attribute__((visibility("default"))) CUresult cuGetErrorName(CUresult r, const char **s) {
+__attribute__((visibility("default"))) CUresult cuInit(unsigned) {
+  return ok();
+}
+__attribute__((visibility("default"))) CUresult cuGetErrorName(CUresult r,
+                                                               const char **s) {
   *s = r == CUDA_ERROR_NOT_FOUND ? "CUDA_ERROR_NOT_FOUND" : "CUDA_ERROR_EMU";
   return ok();
 }
-__attribute__((visibility("default"))) CUresult cuGetErrorString(CUresult, const char **s) {
+__attribute__((visibility("default"))) CUresult
+cuGetErrorString(CUresult, const char **s) {
   *s = "emulated driver error";
   return ok();
 }
@@ -173,17 +178,20 @@ __attribute__((visibility("default"))) CUresult cuDeviceGetCount(int *n) {
   *n = 1;
   return ok();
 }
-__attribute__((visibility("default"))) CUresult cuDeviceGet(CUdevice *d, int o) {
+__attribute__((visibility("default"))) CUresult cuDeviceGet(CUdevice *d,
+                                                            int o) {
   *d = o;
   return ok();
 }
-__attribute__((visibility("default"))) CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice) {
-  *v = a == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT ? 4
+__attribute__((visibility("default"))) CUresult
+cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice) {
+  *v = a == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT       ? 4
        : a == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? 9
-       : 0;
+                                                           : 0;
   return ok();
 }
-__attribute__((visibility("default"))) CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice) {
+__attribute__((visibility("default"))) CUresult
+cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice) {
   *c = reinterpret_cast<CUcontext>(0xC0);
   return ok();
 }
@@ -199,30 +207,42 @@ __attribute__((visibility("default"))) CUresult cuCtxGetDevice(CUdevice *d) {
   *d = 0;
   return ok();
 }
-__attribute__((visibility("default"))) CUresult cuCtxGetId(CUcontext c, unsigned long long *id) {
+__attribute__((visibility("default"))) CUresult
+cuCtxGetId(CUcontext c, unsigned long long *id) {
   *id = reinterpret_cast<uintptr_t>(c);
   return ok();
 }
-__attribute__((visibility("default"))) CUresult cuCtxSynchronize() { return ok(); }
-__attribute__((visibility("default"))) CUresult cuModuleLoadDataEx(CUmodule *m, const void *, unsigned, CUjit_option *, void **) {
+__attribute__((visibility("default"))) CUresult cuCtxSynchronize() {
+  return ok();
+}
+__attribute__((visibility("default"))) CUresult
+cuModuleLoadDataEx(CUmodule *m, const void *, unsigned, CUjit_option *,
+                   void **) {
   *m = reinterpret_cast<CUmodule>(0x1);
   return ok();
 }
-__attribute__((visibility("default"))) CUresult cuModuleUnload(CUmodule) { return ok(); }
-__attribute__((visibility("default"))) CUresult cuModuleGetFunction(CUfunction *fn, CUmodule, const char *name) {
+__attribute__((visibility("default"))) CUresult cuModuleUnload(CUmodule) {
+  return ok();
+}
+__attribute__((visibility("default"))) CUresult
+cuModuleGetFunction(CUfunction *fn, CUmodule, const char *name) {
   std::lock_guard<std::mutex> lock(mutex);
   functions.push_back(name);
   *fn = reinterpret_cast<CUfunction>(uintptr_t(functions.size()));
   return ok();
 }
-__attribute__((visibility("default"))) CUresult cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction) {
+__attribute__((visibility("default"))) CUresult
+cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction) {
   *v = a == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024 : 0;
   return ok();
 }
-__attribute__((visibility("default"))) CUresult cuFuncSetAttribute(CUfunction, CUfunction_attribute, int) { return ok(); }
-__attribute__((visibility("default"))) CUresult cuLaunchKernel(CUfunction fn, unsigned gx, unsigned, unsigned, unsigned bx,
-                        unsigned, unsigned, unsigned, CUstream, void **params,
-                        void **) {
+__attribute__((visibility("default"))) CUresult
+cuFuncSetAttribute(CUfunction, CUfunction_attribute, int) {
+  return ok();
+}
+__attribute__((visibility("default"))) CUresult
+cuLaunchKernel(CUfunction fn, unsigned gx, unsigned, unsigned, unsigned bx,
+               unsigned, unsigned, unsigned, CUstream, void **params, void **) {
   std::string entry;
   {
     std::lock_guard<std::mutex> lock(mutex);
@@ -248,7 +268,8 @@ __attribute__((visibility("default"))) CUresult cuLaunchKernel(CUfunction fn, un
   }
   return emulate(entry, params);
 }
-__attribute__((visibility("default"))) CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
+__attribute__((visibility("default"))) CUresult cuMemAlloc_v2(CUdeviceptr *p,
+                                                              size_t n) {
   void *m = std::aligned_alloc(256, (n + 255) / 256 * 256);
   if (!m)
     return CUDA_ERROR_OUT_OF_MEMORY;
@@ -259,36 +280,47 @@ __attribute__((visibility("default"))) CUresult cuMemFree_v2(CUdeviceptr p) {
   std::free(reinterpret_cast<void *>(p));
   return ok();
 }
-__attribute__((visibility("default"))) CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) {
+__attribute__((visibility("default"))) CUresult
+cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) {
   std::memcpy(reinterpret_cast<void *>(d), s, n);
   return ok();
 }
-__attribute__((visibility("default"))) CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) {
+__attribute__((visibility("default"))) CUresult
+cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) {
   std::memcpy(d, reinterpret_cast<void *>(s), n);
   return ok();
 }
-__attribute__((visibility("default"))) CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) {
+__attribute__((visibility("default"))) CUresult
+cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) {
   std::memmove(reinterpret_cast<void *>(d), reinterpret_cast<void *>(s), n);
   return ok();
 }
-__attribute__((visibility("default"))) CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) {
+__attribute__((visibility("default"))) CUresult
+cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) {
   std::memset(reinterpret_cast<void *>(d), v, n);
   return ok();
 }
-__attribute__((visibility("default"))) CUresult cuStreamSynchronize(CUstream) { return ok(); }
-__attribute__((visibility("default"))) CUresult cuEventCreate(CUevent *e, unsigned) {
+__attribute__((visibility("default"))) CUresult cuStreamSynchronize(CUstream) {
+  return ok();
+}
+__attribute__((visibility("default"))) CUresult cuEventCreate(CUevent *e,
+                                                              unsigned) {
   *e = reinterpret_cast<CUevent>(new double(0));
   return ok();
 }
-__attribute__((visibility("default"))) CUresult cuEventRecord(CUevent e, CUstream) {
+__attribute__((visibility("default"))) CUresult cuEventRecord(CUevent e,
+                                                              CUstream) {
   *reinterpret_cast<double *>(e) =
       std::chrono::duration<double, std::milli>(
           std::chrono::steady_clock::now().time_since_epoch())
           .count();
   return ok();
 }
-__attribute__((visibility("default"))) CUresult cuEventSynchronize(CUevent) { return ok(); }
-__attribute__((visibility("default"))) CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b) {
+__attribute__((visibility("default"))) CUresult cuEventSynchronize(CUevent) {
+  return ok();
+}
+__attribute__((visibility("default"))) CUresult
+cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b) {
   *ms = static_cast<float>(*reinterpret_cast<double *>(b) -
                            *reinterpret_cast<double *>(a));
   return ok();

@@ -63,8 +63,9 @@ bool readManifest(const std::string &dir, std::vector<ManifestEntry> &out,
       continue;
     std::vector<std::string> f = split(line, '\t');
     if (f.size() < 5) {
-      err = path + ":" + std::to_string(lineNo) + ": expected at least 5 "
-                                                  "tab-separated fields";
+      err = path + ":" + std::to_string(lineNo) +
+            ": expected at least 5 "
+            "tab-separated fields";
       return false;
     }
     ManifestEntry e{f[0], f[1], f[2], f[3], 0};
@@ -260,7 +261,8 @@ bool loadKernel(const std::string &dir, const ManifestEntry &e, RtKernel &out,
       auto same = [](const std::string &a, const std::string &b) {
         // .u64/.s64/.b64 are one width; so are .u32/.s32/.b32.
         return a.size() == b.size() && a.size() == 4 &&
-               (a == b || (a[1] != 'f' && b[1] != 'f' && a.substr(2) == b.substr(2)));
+               (a == b ||
+                (a[1] != 'f' && b[1] != 'f' && a.substr(2) == b.substr(2)));
       };
       if (!same(types[i], want)) {
         err = e.name + ": entry " + vi.entry + " param " + std::to_string(i) +

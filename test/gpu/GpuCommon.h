@@ -23,7 +23,7 @@
 namespace kgen::gpu {
 
 struct ManifestEntry {
-  std::string name;  ///< NAME of NAME.ptx / NAME.json
+  std::string name; ///< NAME of NAME.ptx / NAME.json
   std::string op;
   std::string dtype;
   std::string arch;
@@ -39,8 +39,8 @@ bool readManifest(const std::string &dir, std::vector<ManifestEntry> &out,
 /// LowerToGPU.cpp): ptr:T for every tensor, stride:T for every Rows tensor,
 /// then scalar:P / dim:D in entry order (tensors, params, dims), then rows.
 /// `dynamicDims` are the dims that stay run-time arguments.
-std::vector<std::string> expectedAbi(const Kernel &k,
-                                     const std::vector<std::string> &dynamicDims);
+std::vector<std::string>
+expectedAbi(const Kernel &k, const std::vector<std::string> &dynamicDims);
 
 /// The types (".u64", ".f32", ...) of the .params of `.entry NAME(` in PTX
 /// text; found = false if there is no such entry.
@@ -55,8 +55,8 @@ struct RtKernel {
   ManifestEntry entry;
   const ops::OpDef *op = nullptr;
   DType dtype = DType::F32;
-  Kernel dsl;                          ///< op->build(dtype)
-  std::vector<std::string> variants;   ///< entry names
+  Kernel dsl;                        ///< op->build(dtype)
+  std::vector<std::string> variants; ///< entry names
   /// Per variant: the spec's dim_multiple (dim name, multiple) and a short
   /// text of its schedule ("block 256, rows/block 1, vector 8, ...").
   std::vector<std::vector<std::pair<std::string, int64_t>>> dimMultiple;
@@ -76,8 +76,9 @@ struct RtKernel {
 /// Loads dir/NAME.ptx + NAME.json. Works without a GPU. If the spec's "abi"
 /// arrays are empty, fills them with expectedAbi() (workaround for bundles
 /// from before commit 3c29074, whose codegen/Pipeline/Spec.cpp looked for
-/// gpu.func after they had become llvm.func) and sets abiPatched. Checks that every variant's entry exists
-/// in the PTX with as many params as the ABI has slots.
+/// gpu.func after they had become llvm.func) and sets abiPatched. Checks that
+/// every variant's entry exists in the PTX with as many params as the ABI has
+/// slots.
 bool loadKernel(const std::string &dir, const ManifestEntry &e, RtKernel &out,
                 std::string &err);
 

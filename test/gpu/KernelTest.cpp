@@ -155,14 +155,15 @@ bool isPoison(const uint8_t *p, int64_t bytes) {
 struct TensorPlace {
   int64_t rowLength = 0;
   int64_t elem = 0;
-  int64_t offset = 0;  ///< elements from the allocation start
-  int64_t stride = 0;  ///< elements between rows (Rows tensors)
-  int64_t elems = 0;   ///< elements allocated
+  int64_t offset = 0; ///< elements from the allocation start
+  int64_t stride = 0; ///< elements between rows (Rows tensors)
+  int64_t elems = 0;  ///< elements allocated
   bool passStride = false;
   bool inPlace = false; ///< an input the kernel also writes
   DeviceBuffer buf;
   DeviceBuffer pristine; ///< inputs written in place: the input, kept
-  uint64_t shift = 0;  ///< inputs: element p of the allocation is tile[(shift+p)%T]
+  uint64_t shift =
+      0; ///< inputs: element p of the allocation is tile[(shift+p)%T]
 };
 
 struct ScanResult {
@@ -299,7 +300,7 @@ public:
               rowLen = t.rowLength, nrows = rows;
     int esize = static_cast<int>(t.elem), kind = dtypeKind(dt);
     CUdeviceptr resPtr = res.ptr();
-    void *params[] = {&buf, &expect, &elems, &esize,  &kind,
+    void *params[] = {&buf, &expect, &elems,  &esize, &kind,
                       &off, &stride, &rowLen, &nrows, &resPtr};
     unsigned grid = static_cast<unsigned>(std::min<int64_t>(rows + 1, 16384));
     r = d->launchKernel(fn, grid, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr);
@@ -442,8 +443,8 @@ void KernelGroupTest::TestBody() {
   ASSERT_EQ(dsl.dims.size(), 1u) << "the test knows ops with one dim only";
   ASSERT_EQ(dsl.dims[0], op->mainDim);
 
-  uint64_t seed = mix(config().seed, g.op + "/" + g.dtype + "/" +
-                                         std::to_string(g.length));
+  uint64_t seed =
+      mix(config().seed, g.op + "/" + g.dtype + "/" + std::to_string(g.length));
   // A random tile per Rows input: activations uniform in [-3, 3].
   for (size_t t = 0; t < dsl.tensors.size(); ++t) {
     const TensorDecl &td = dsl.tensors[t];
@@ -483,9 +484,9 @@ void KernelGroupTest::TestBody() {
         return;
     }
   }
-  double secs = std::chrono::duration<double>(
-                    std::chrono::steady_clock::now() - t0)
-                    .count();
+  double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
   std::ostringstream vu;
   for (const auto &[name, n] : variantUse)
     vu << (vu.tellp() ? ", " : "") << name << " x" << n;
@@ -494,9 +495,9 @@ void KernelGroupTest::TestBody() {
             << " launches (" << vu.str() << "), worst |err|/tol "
             << fmtValue(worstRatio)
             << (worstWhere.empty() ? "" : " at " + worstWhere)
-            << (skippedShapes ? ", skipped shapes " +
-                                    std::to_string(skippedShapes)
-                              : "")
+            << (skippedShapes
+                    ? ", skipped shapes " + std::to_string(skippedShapes)
+                    : "")
             << (alignedFallbacks ? ", aligned rows on the fallback "
                                    "(dim_multiple) " +
                                        std::to_string(alignedFallbacks)
@@ -519,8 +520,7 @@ void KernelGroupTest::runShape(const RtKernel *kernels[2], int64_t rows,
     const TensorDecl &td = dsl.tensors[t];
     TensorPlace &p = place[t];
     p.elem = sizeInBytes(td.dtype);
-    p.rowLength =
-        td.layout == Layout::RowScalar ? 1 : td.rowLength.eval({L});
+    p.rowLength = td.layout == Layout::RowScalar ? 1 : td.rowLength.eval({L});
     p.offset = off;
     p.stride = p.rowLength;
     p.inPlace = td.isInput && td.isWritten;
@@ -602,13 +602,13 @@ void KernelGroupTest::runShape(const RtKernel *kernels[2], int64_t rows,
         int64_t q0 = p.offset + r * p.stride;
         for (int64_t c = 0; c < p.rowLength; ++c) {
           int64_t q = int64_t((p.shift + q0 + c) % TileElems);
-          std::memcpy(in.data() + c * p.elem, tile.data() + q * p.elem,
-                      p.elem);
+          std::memcpy(in.data() + c * p.elem, tile.data() + q * p.elem, p.elem);
         }
         h.data = in.data();
       } else if (td.layout == Layout::Vector) {
         rowIn[t].assign(hostVector[t].begin() + p.offset * p.elem,
-                        hostVector[t].begin() + (p.offset + p.rowLength) * p.elem);
+                        hostVector[t].begin() +
+                            (p.offset + p.rowLength) * p.elem);
         h.data = rowIn[t].data();
       } else {
         rowIn[t].assign(hostVector[t].begin() + (p.offset + r) * p.elem,
@@ -627,9 +627,9 @@ void KernelGroupTest::runShape(const RtKernel *kernels[2], int64_t rows,
       if (place[t].inPlace)
         refOut[s][t] = rowIn[t]; // the row after the in-place store
   });
-  refSecs += std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                           refStart)
-                 .count();
+  refSecs +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - refStart)
+          .count();
   ASSERT_TRUE(refError.empty()) << "interpret: " << refError;
   ++cases;
 
@@ -666,8 +666,7 @@ void KernelGroupTest::runShape(const RtKernel *kernels[2], int64_t rows,
                          << " is not in the DSL kernel";
         const TensorPlace &p = place[t];
         a.dtype = toKgen(dsl.tensors[t].dtype);
-        a.ptr = reinterpret_cast<const void *>(p.buf.ptr() +
-                                               p.offset * p.elem);
+        a.ptr = reinterpret_cast<const void *>(p.buf.ptr() + p.offset * p.elem);
         a.row_stride = p.passStride ? p.stride : 0;
       } else if (pi.kind == KGEN_ARG_SCALAR) {
         auto it = op->scalars.find(pi.name);
@@ -684,9 +683,9 @@ void KernelGroupTest::runShape(const RtKernel *kernels[2], int64_t rows,
     }
 
     size_t variant = 0;
-    ASSERT_EQ(kgen_select_variant(k->k, args.data(), args.size(), rows,
-                                  &variant),
-              KGEN_OK)
+    ASSERT_EQ(
+        kgen_select_variant(k->k, args.data(), args.size(), rows, &variant),
+        KGEN_OK)
         << what.str() << ": " << kgen_last_error();
     size_t last = k->variants.size() - 1;
     bool dimsOk = true;
@@ -757,8 +756,8 @@ void KernelGroupTest::runShape(const RtKernel *kernels[2], int64_t rows,
       bool haveGpu = false;
       if (checker().ready(d)) {
         std::string cerr;
-        haveGpu = checker().run(p, p.inPlace ? p.pristine.ptr() : 0,
-                                td.dtype, scanRows, sr, cerr);
+        haveGpu = checker().run(p, p.inPlace ? p.pristine.ptr() : 0, td.dtype,
+                                scanRows, sr, cerr);
         checker().gpuScans += haveGpu;
         if (!haveGpu) {
           ADD_FAILURE() << what.str() << ": GPU checker: " << cerr
@@ -780,8 +779,9 @@ void KernelGroupTest::runShape(const RtKernel *kernels[2], int64_t rows,
           ASSERT_EQ(r, CUDA_SUCCESS) << d->errorText(r, "cuMemcpyDtoH");
         }
         full = host;
-        ScanResult hs = scanOutput(host, p.inPlace ? pristineHost.data() : nullptr,
-                                   td.dtype, p, scanRows);
+        ScanResult hs =
+            scanOutput(host, p.inPlace ? pristineHost.data() : nullptr,
+                       td.dtype, p, scanRows);
         checker().crossChecks += haveGpu;
         if (haveGpu && !sameScan(hs, sr)) {
           ADD_FAILURE() << what.str() << ": " << td.name
@@ -866,7 +866,8 @@ void KernelGroupTest::runShape(const RtKernel *kernels[2], int64_t rows,
 /// exist in the PTX with the ABI's parameter count.
 class ManifestTest : public ::testing::Test {
 public:
-  explicit ManifestTest(std::vector<ManifestEntry> m) : manifest(std::move(m)) {}
+  explicit ManifestTest(std::vector<ManifestEntry> m)
+      : manifest(std::move(m)) {}
   void TestBody() override {
     int patched = 0;
     for (const ManifestEntry &e : manifest) {
@@ -956,14 +957,15 @@ void registerTests() {
                             [err] { return new FailTest(err); });
     return;
   }
-  ::testing::RegisterTest("KgenGpuManifest", "Load", nullptr, nullptr,
-                          __FILE__, __LINE__,
+  ::testing::RegisterTest("KgenGpuManifest", "Load", nullptr, nullptr, __FILE__,
+                          __LINE__,
                           [] { return new ManifestTest(manifest()); });
 
   // Group by (op, dtype, length): the specialized kernel of a length and the
   // dynamic kernel run together. Keys keep the manifest's op/dtype order.
   std::vector<std::pair<std::string, std::string>> order;
-  std::map<std::pair<std::string, std::string>, std::vector<const ManifestEntry *>>
+  std::map<std::pair<std::string, std::string>,
+           std::vector<const ManifestEntry *>>
       byOpDtype;
   for (const ManifestEntry &e : manifest()) {
     auto key = std::make_pair(e.op, e.dtype);

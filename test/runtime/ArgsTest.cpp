@@ -255,8 +255,8 @@ TEST(ArgsStrict, PacksTheAbi) {
   std::string err;
   ASSERT_TRUE(kgen::rt::parseSpec(StrictSpec, spec, err)) << err;
   kgen_arg args[] = {kgen::rt::tensorArg(addr(0x1000), KGEN_F32, 1024),
-                     kgen::rt::intArg(-3, KGEN_I32), kgen::rt::intArg(1ll << 40),
-                     kgen::rt::f32Arg(2.5f)};
+                     kgen::rt::intArg(-3, KGEN_I32),
+                     kgen::rt::intArg(1ll << 40), kgen::rt::f32Arg(2.5f)};
   kgen::rt::BoundArgs bound;
   ASSERT_EQ(kgen::rt::bindArgs(spec, args, 4, 9, bound, err), KGEN_OK) << err;
   EXPECT_EQ(bound.gridX, 3u); // ceil(9 / 4)
@@ -327,8 +327,9 @@ TEST(ArgsDomain, ExactLengthVariantsFitOnlyTheirLength) {
 }
 
 TEST(ArgsDomain, ExactDomainNeedsADomain) {
-  std::string spec = replaced(RmsnormSpec, R"("entry": "rmsnorm_bf16_v8",)",
-                              R"("entry": "rmsnorm_bf16_v8", "exact_domain": 4096,)");
+  std::string spec =
+      replaced(RmsnormSpec, R"("entry": "rmsnorm_bf16_v8",)",
+               R"("entry": "rmsnorm_bf16_v8", "exact_domain": 4096,)");
   kgen::rt::Kernel kernel;
   EXPECT_EQ(kernel.create(RmsnormPtx, spec), KGEN_ERROR_INVALID_SPEC);
   EXPECT_THAT(kgen::rt::lastError(),

@@ -185,8 +185,9 @@ TEST_F(FakeDriver, UnknownErrorCodesStillDescribed) {
   ASSERT_EQ(k.create(ptx, RmsnormSpec), KGEN_OK);
   RmsnormArgs a;
   EXPECT_EQ(k.launch(a.args, 1), KGEN_ERROR_CUDA);
-  EXPECT_THAT(kgen::rt::lastError(), HasSubstr("cuLaunchKernel failed: CUresult "
-                                           "12345"));
+  EXPECT_THAT(kgen::rt::lastError(),
+              HasSubstr("cuLaunchKernel failed: CUresult "
+                        "12345"));
 }
 
 TEST_F(FakeDriver, ConcurrentLaunchesShareOneModule) {

@@ -140,10 +140,11 @@ TEST_F(Gpu, LaunchesBothVariants) {
   for (int64_t offset : {0, 1}) {
     ASSERT_EQ(d->memsetD8(dy, 0, rows * n * 4), CUDA_SUCCESS);
     const void *px = reinterpret_cast<const void *>(dx + offset * 4);
-    kgen_arg args[] = {kgen::rt::tensorArg(px, KGEN_F32, strideX),
-                       kgen::rt::tensorArg(reinterpret_cast<void *>(dy), KGEN_F32),
-                       kgen::rt::f32Arg(1.5f), kgen::rt::intArg(-2, KGEN_I32),
-                       kgen::rt::dimArg(n)};
+    kgen_arg args[] = {
+        kgen::rt::tensorArg(px, KGEN_F32, strideX),
+        kgen::rt::tensorArg(reinterpret_cast<void *>(dy), KGEN_F32),
+        kgen::rt::f32Arg(1.5f), kgen::rt::intArg(-2, KGEN_I32),
+        kgen::rt::dimArg(n)};
     size_t variant;
     ASSERT_EQ(k.selectVariant(args, rows, variant), KGEN_OK);
     EXPECT_EQ(variant, static_cast<size_t>(offset)); // misaligned: fallback
@@ -165,10 +166,11 @@ TEST_F(Gpu, TimesWithEvents) {
   const int64_t rows = 1024, n = 1024;
   CUdeviceptr dx = alloc(rows * n * 4), dy = alloc(rows * n * 4);
   ASSERT_EQ(d->memsetD8(dx, 0, rows * n * 4), CUDA_SUCCESS);
-  kgen_arg args[] = {kgen::rt::tensorArg(reinterpret_cast<void *>(dx), KGEN_F32),
-                     kgen::rt::tensorArg(reinterpret_cast<void *>(dy), KGEN_F32),
-                     kgen::rt::f32Arg(1.0f), kgen::rt::intArg(0, KGEN_I32),
-                     kgen::rt::dimArg(n)};
+  kgen_arg args[] = {
+      kgen::rt::tensorArg(reinterpret_cast<void *>(dx), KGEN_F32),
+      kgen::rt::tensorArg(reinterpret_cast<void *>(dy), KGEN_F32),
+      kgen::rt::f32Arg(1.0f), kgen::rt::intArg(0, KGEN_I32),
+      kgen::rt::dimArg(n)};
   CUevent start, stop;
   ASSERT_EQ(d->eventCreate(&start, CU_EVENT_DEFAULT), CUDA_SUCCESS);
   ASSERT_EQ(d->eventCreate(&stop, CU_EVENT_DEFAULT), CUDA_SUCCESS);
@@ -190,7 +192,8 @@ TEST_F(Gpu, NoContextOnAFreshThread) {
   kgen_arg args[] = {
       kgen::rt::tensorArg(reinterpret_cast<void *>(0x10000), KGEN_F32),
       kgen::rt::tensorArg(reinterpret_cast<void *>(0x20000), KGEN_F32),
-      kgen::rt::f32Arg(1.0f), kgen::rt::intArg(0, KGEN_I32), kgen::rt::dimArg(4)};
+      kgen::rt::f32Arg(1.0f), kgen::rt::intArg(0, KGEN_I32),
+      kgen::rt::dimArg(4)};
   kgen_status st = KGEN_OK;
   std::thread([&] { st = k.launch(args, 1); }).join();
   EXPECT_EQ(st, KGEN_ERROR_NO_CONTEXT);
@@ -204,7 +207,8 @@ TEST_F(Gpu, JitErrorsCarryTheLog) {
   kgen_arg args[] = {
       kgen::rt::tensorArg(reinterpret_cast<void *>(0x10000), KGEN_F32),
       kgen::rt::tensorArg(reinterpret_cast<void *>(0x20000), KGEN_F32),
-      kgen::rt::f32Arg(1.0f), kgen::rt::intArg(0, KGEN_I32), kgen::rt::dimArg(4)};
+      kgen::rt::f32Arg(1.0f), kgen::rt::intArg(0, KGEN_I32),
+      kgen::rt::dimArg(4)};
   EXPECT_EQ(k.launch(args, 1), KGEN_ERROR_JIT);
   EXPECT_THAT(kgen::rt::lastError(), HasSubstr("cuModuleLoadDataEx failed"));
   EXPECT_THAT(kgen::rt::lastError(), HasSubstr("JIT log:"));

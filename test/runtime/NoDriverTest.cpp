@@ -31,7 +31,8 @@ protected:
 
 TEST_F(NoDriver, LaunchFailsCleanly) {
   kgen::rt::Kernel k;
-  ASSERT_EQ(k.create(RmsnormPtx, RmsnormSpec), KGEN_OK) << kgen::rt::lastError();
+  ASSERT_EQ(k.create(RmsnormPtx, RmsnormSpec), KGEN_OK)
+      << kgen::rt::lastError();
   RmsnormArgs a;
   for (int i = 0; i < 2; ++i) { // the failure is sticky, not a crash later
     EXPECT_EQ(k.launch(a.args, 4), KGEN_ERROR_NO_DRIVER);

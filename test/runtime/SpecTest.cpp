@@ -261,7 +261,8 @@ TEST(KernelCreate, AcceptsTrailingNuls) {
 
 TEST(KernelIntrospection, ReportsParamsAndVariants) {
   kgen::rt::Kernel k;
-  ASSERT_EQ(k.create(RmsnormPtx, RmsnormSpec), KGEN_OK) << kgen::rt::lastError();
+  ASSERT_EQ(k.create(RmsnormPtx, RmsnormSpec), KGEN_OK)
+      << kgen::rt::lastError();
   kgen_kernel_info info;
   ASSERT_EQ(k.info(info), KGEN_OK);
   EXPECT_STREQ(info.op, "rmsnorm");
@@ -284,7 +285,8 @@ TEST(KernelIntrospection, ReportsParamsAndVariants) {
   EXPECT_EQ(p.kind, KGEN_ARG_SCALAR);
   EXPECT_EQ(p.dtype, KGEN_F32);
   EXPECT_EQ(k.param(5, p), KGEN_ERROR_INVALID_ARGUMENT);
-  EXPECT_THAT(kgen::rt::lastError(), HasSubstr("param index 5 is out of range"));
+  EXPECT_THAT(kgen::rt::lastError(),
+              HasSubstr("param index 5 is out of range"));
 
   size_t idx = 0;
   EXPECT_EQ(k.findParam("y", idx), KGEN_OK);

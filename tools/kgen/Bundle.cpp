@@ -50,10 +50,10 @@ int emitBundle(const std::string &dir, const std::vector<std::string> &archs,
           if (!wanted(ops, op.name) || !wanted(dtypes, dt))
             continue;
           Kernel k = op.build(dt);
-          std::string name = fmt::format("{}_{}_{}_{}", op.name, kgen::name(dt),
-                                         len ? fmt::format("{}{}", op.mainDim, len)
-                                             : std::string("dyn"),
-                                         arch);
+          std::string name = fmt::format(
+              "{}_{}_{}_{}", op.name, kgen::name(dt),
+              len ? fmt::format("{}{}", op.mainDim, len) : std::string("dyn"),
+              arch);
           codegen::CompileOptions opts = base;
           opts.arch = arch;
           if (len)
@@ -61,7 +61,8 @@ int emitBundle(const std::string &dir, const std::vector<std::string> &archs,
           codegen::KernelInfo info{op.name, std::string(kgen::name(dt)), name};
           codegen::Artifact art;
           std::string error;
-          if (!compiler.compile(k, info, opts, codegen::Stage::Spec, art, error)) {
+          if (!compiler.compile(k, info, opts, codegen::Stage::Spec, art,
+                                error)) {
             llvm::errs() << "kgen: error: " << name << ": " << error << "\n";
             ++failures;
             continue;

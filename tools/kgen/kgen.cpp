@@ -22,8 +22,9 @@ using namespace kgen;
 
 static cl::SubCommand listCmd("list", "List the bundled ops");
 static cl::SubCommand emitCmd("emit", "Compile one op and print a stage");
-static cl::SubCommand bundleCmd(
-    "bundle", "Compile every op x dtype for archs and lengths into a folder");
+static cl::SubCommand
+    bundleCmd("bundle",
+              "Compile every op x dtype for archs and lengths into a folder");
 
 static cl::OptionCategory cat("kgen options");
 
@@ -34,7 +35,8 @@ static cl::opt<std::string> arch("arch",
                                           "sm_89, sm_90, sm_90a, sm_100)"),
                                  cl::init("sm_90"), cl::sub(emitCmd),
                                  cl::cat(cat));
-static cl::opt<std::string> dtype("dtype", cl::desc("Data type: f32, f16, bf16"),
+static cl::opt<std::string> dtype("dtype",
+                                  cl::desc("Data type: f32, f16, bf16"),
                                   cl::init("bf16"), cl::sub(emitCmd),
                                   cl::cat(cat));
 static cl::opt<int64_t>
@@ -55,27 +57,29 @@ static cl::opt<codegen::Stage> emitStage(
         clEnumValN(codegen::Stage::Ptx, "ptx", "PTX"),
         clEnumValN(codegen::Stage::Spec, "spec", "the JSON launch spec")),
     cl::sub(emitCmd), cl::cat(cat));
-static cl::opt<std::string> output("o", cl::desc("Output file (emit) or folder (bundle)"),
-                                   cl::value_desc("path"), cl::init("-"),
-                                   cl::sub(emitCmd), cl::sub(bundleCmd),
-                                   cl::cat(cat));
+static cl::opt<std::string>
+    output("o", cl::desc("Output file (emit) or folder (bundle)"),
+           cl::value_desc("path"), cl::init("-"), cl::sub(emitCmd),
+           cl::sub(bundleCmd), cl::cat(cat));
 static cl::opt<int64_t> threadsPerRow(
     "threads-per-row", cl::desc("Override the schedule's threads per row"),
     cl::init(0), cl::sub(emitCmd), cl::sub(bundleCmd), cl::cat(cat));
 static cl::opt<int64_t> rowsPerBlock(
     "rows-per-block", cl::desc("Override the schedule's rows per block"),
     cl::init(0), cl::sub(emitCmd), cl::sub(bundleCmd), cl::cat(cat));
-static cl::opt<bool> debugIR(
-    "debug-ir", cl::desc("Print the IR after every pass and pass timings"),
-    cl::init(false), cl::sub(emitCmd), cl::cat(cat));
+static cl::opt<bool>
+    debugIR("debug-ir",
+            cl::desc("Print the IR after every pass and pass timings"),
+            cl::init(false), cl::sub(emitCmd), cl::cat(cat));
 static cl::opt<std::string> cudaPath("cuda-path",
                                      cl::desc("CUDA toolkit (for libdevice)"),
                                      cl::init("/usr/local/cuda"),
                                      cl::sub(emitCmd), cl::sub(bundleCmd),
                                      cl::cat(cat));
-static cl::list<std::string>
-    bundleArchs("archs", cl::desc("Archs to compile for"), cl::CommaSeparated,
-                cl::sub(bundleCmd), cl::cat(cat));
+static cl::list<std::string> bundleArchs("archs",
+                                         cl::desc("Archs to compile for"),
+                                         cl::CommaSeparated, cl::sub(bundleCmd),
+                                         cl::cat(cat));
 static cl::list<int64_t>
     bundleLengths("lengths",
                   cl::desc("Row lengths (the op's main dim) to specialize "
@@ -115,11 +119,11 @@ static int runEmit() {
     return fail(fmt::format("unknown op '{}'; `kgen list` shows the ops",
                             opName.getValue()));
   if (!codegen::findArch(arch))
-    return fail(fmt::format("unknown arch '{}'; supported: {}",
-                            arch.getValue(), archList()));
+    return fail(fmt::format("unknown arch '{}'; supported: {}", arch.getValue(),
+                            archList()));
   std::optional<DType> dt = parseDType(dtype);
-  if (!dt || std::find(op->dtypes.begin(), op->dtypes.end(), *dt) ==
-                 op->dtypes.end())
+  if (!dt ||
+      std::find(op->dtypes.begin(), op->dtypes.end(), *dt) == op->dtypes.end())
     return fail(fmt::format("'{}' is not a dtype of {}; use f32, f16 or bf16",
                             dtype.getValue(), op->name));
   codegen::CompileOptions opts;
@@ -130,7 +134,8 @@ static int runEmit() {
   opts.debugIR = debugIR;
   if (hidden.getNumOccurrences()) {
     if (hidden < 1)
-      return fail(fmt::format("--hidden must be >= 1, got {}", hidden.getValue()));
+      return fail(
+          fmt::format("--hidden must be >= 1, got {}", hidden.getValue()));
     opts.dims[op->mainDim] = hidden;
   }
   try {
@@ -139,7 +144,8 @@ static int runEmit() {
       auto [name, value] = llvm::StringRef(dv).split('=');
       int64_t v;
       if (value.getAsInteger(10, v) || v < 1)
-        return fail(fmt::format("--dim expects NAME=VALUE with VALUE >= 1, got '{}'", dv));
+        return fail(fmt::format(
+            "--dim expects NAME=VALUE with VALUE >= 1, got '{}'", dv));
       if (std::find(k.dims.begin(), k.dims.end(), name.str()) == k.dims.end())
         return fail(fmt::format("{} has no dim '{}'; its dims: {}", op->name,
                                 name.str(), llvm::join(k.dims, ", ")));
@@ -157,7 +163,8 @@ static int runEmit() {
     std::error_code ec;
     llvm::raw_fd_ostream os(output, ec);
     if (ec)
-      return fail(fmt::format("cannot write {}: {}", output.getValue(), ec.message()));
+      return fail(
+          fmt::format("cannot write {}: {}", output.getValue(), ec.message()));
     os << *text[(int)emitStage.getValue()];
   } catch (const UserError &e) {
     return fail(e.what());
@@ -173,13 +180,15 @@ static int runBundle() {
     archs.push_back("sm_90");
   for (const std::string &a : archs)
     if (!codegen::findArch(a))
-      return fail(fmt::format("unknown arch '{}'; supported: {}", a, archList()));
+      return fail(
+          fmt::format("unknown arch '{}'; supported: {}", a, archList()));
   std::vector<int64_t> lengths(bundleLengths.begin(), bundleLengths.end());
   if (lengths.empty())
     lengths = {0, 4096};
   for (int64_t l : lengths)
     if (l < 0)
-      return fail(fmt::format("--lengths must be >= 0 (0 = dynamic), got {}", l));
+      return fail(
+          fmt::format("--lengths must be >= 0 (0 = dynamic), got {}", l));
   std::vector<std::string> ops(bundleOps.begin(), bundleOps.end());
   for (const std::string &o : ops)
     if (!ops::findOp(o))
