@@ -1,6 +1,7 @@
 //===- BuilderTest.cpp - DSL construction and every user error ------------===//
-// clang-format off: each error test captures __LINE__ on the line of the
-// call it checks; reflowing would separate them.
+// Each error test captures __LINE__ on the line of the call it checks;
+// reflowing would separate them.
+// clang-format off
 //
 // Each error test captures __LINE__ on the line of the offending call and
 // checks that the message starts with "THIS_FILE:LINE: error: " and states
