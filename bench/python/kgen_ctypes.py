@@ -343,12 +343,6 @@ class Kernel:
                                         "KGEN_ERROR_INVALID_ARGUMENT")
                     stride = 0
                     trows = a.shape[0]
-                    if rows is None and i == self._row_param:
-                        rows = trows
-                    elif rows is not None and trows < rows:
-                        raise KgenError("%s: %d rows, the launch has %d"
-                                        % (what, trows, rows),
-                                        "KGEN_ERROR_INVALID_ARGUMENT")
                 else:
                     if a.dim() == 1:
                         stride = 0
@@ -376,6 +370,9 @@ class Kernel:
                         raise KgenError("%s: rows of %d elements, the spec "
                                         "says %d" % (what, last, length),
                                         "KGEN_ERROR_INVALID_ARGUMENT")
+                if p.get("access") != "vector":
+                    # Per-row tensors: the first one sets the row count
+                    # unless the caller gave it; none may have fewer rows.
                     if rows is None and i == self._row_param:
                         rows = trows
                     elif rows is not None and trows < rows:
