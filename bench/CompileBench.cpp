@@ -19,11 +19,12 @@ bool compileOne(codegen::Compiler &c, const ops::OpDef &op, DType dt,
                 const std::string &arch, int64_t len) {
   codegen::CompileOptions opts;
   opts.arch = arch;
-  if (len)
-    opts.dims[op.mainDim] = len;
+  if (!op.supportsLength(len))
+    len = op.lengths.front();
+  Kernel k = op.instantiate(dt, len, opts.dims);
   codegen::Artifact art;
   std::string error;
-  return c.compile(op.build(dt), {op.name, std::string(name(dt)), "k"}, opts,
+  return c.compile(k, {op.name, std::string(name(dt)), "k"}, opts,
                    codegen::Stage::Spec, art, error);
 }
 

@@ -79,6 +79,47 @@ namespace {
 
 std::string dtypeStr(DType t) { return std::string(name(t)); }
 
+/// The length of the row a row program sees: a sub-row for heads().
+Len viewLength(const TensorDecl &t) {
+  return t.map.subLength != Len(0) ? t.map.subLength : t.rowLength;
+}
+
+/// Marks `t` and the other tensors of its heads() view.
+void markAccess(BuilderState &s, int t, bool write) {
+  for (int i = t; i >= 0; i = s.k.tensors[i].map.next)
+    (write ? s.k.tensors[i].isWritten : s.k.tensors[i].isRead) = true;
+}
+
+int loadPerRow(BuilderState &s, int tensor, const std::source_location &loc,
+               const std::string &op) {
+  const TensorDecl &t = s.k.tensors[tensor];
+  if (!t.isInput)
+    s.fail(loc, op,
+           fmt::format("'{}' is an output; outputs cannot be read. Reuse the "
+                       "Expr that was written to it",
+                       t.name));
+  markAccess(s, tensor, false);
+  Node n{};
+  n.kind = NodeKind::Load;
+  n.dtype = t.dtype;
+  n.isRow = false;
+  n.isWeak = false;
+  n.index = tensor;
+  n.loc = SourceLoc::from(loc);
+  return s.add(n);
+}
+
+/// True when the strided views {a + i*sa} and {b + j*sb}, i, j < n, provably
+/// share no element for every value of the dims.
+bool provablyDisjoint(const Len &a, int64_t sa, const Len &b, int64_t sb,
+                      const Len &n) {
+  if ((a + (n - 1) * sa + 1).provablyLE(b) ||
+      (b + (n - 1) * sb + 1).provablyLE(a))
+    return true;
+  Len d = b - a;
+  return sa == sb && d.isConstant() && d.constant % sa != 0;
+}
+
 /// Resolves an operand to a node id, creating nodes for tensors and numbers.
 /// Numbers take `numberType` (they are weak: they do not promote).
 int resolve(BuilderState &s, const Operand &o, DType numberType,
@@ -100,7 +141,9 @@ int resolve(BuilderState &s, const Operand &o, DType numberType,
   }
   if (o.isTensor) {
     const TensorDecl &t = s.k.tensors[o.tensor.index];
-    return Tensor(o.tensor).slice(0, t.rowLength, 1, o.loc).id;
+    if (t.layout == Layout::RowScalar)
+      return loadPerRow(s, o.tensor.index, o.loc, op);
+    return Tensor(o.tensor).slice(0, viewLength(t), 1, o.loc).id;
   }
   if (!o.expr.state)
     s.fail(o.loc, op,
@@ -370,7 +413,9 @@ Expr Tensor::slice(Len start, Len length, int64_t stride,
                        "Expr that was written to it",
                        t.name));
   if (t.layout == Layout::RowScalar)
-    s.fail(loc, op, "a per-row scalar tensor has no row to slice");
+    s.fail(loc, op,
+           "a per-row tensor has no row to slice; use it as an operand to "
+           "read its value for the row");
   if (stride < 1)
     s.fail(loc, op, fmt::format("the stride must be >= 1 but is {}", stride));
   if (!Len(0).provablyLE(start))
@@ -381,13 +426,13 @@ Expr Tensor::slice(Len start, Len length, int64_t stride,
            fmt::format("the length {} may be below 1", s.lenStr(length)));
   // The last element read is start + (length-1)*stride < rowLength.
   Len last = start + (length - 1) * stride + 1;
-  if (!last.provablyLE(t.rowLength))
+  if (!last.provablyLE(viewLength(t)))
     s.fail(loc, op,
            fmt::format("elements up to {} are read but a row of '{}' has {}; "
                        "the view must lie inside the row for every dim value",
-                       s.lenStr(last), t.name, s.lenStr(t.rowLength)));
+                       s.lenStr(last), t.name, s.lenStr(viewLength(t))));
   s.unifyDomain(length, loc, op);
-  s.k.tensors[index].isRead = true;
+  markAccess(s, index, false);
   Node n{};
   n.kind = NodeKind::Load;
   n.dtype = t.dtype;
@@ -401,7 +446,11 @@ Expr Tensor::slice(Len start, Len length, int64_t stride,
 }
 
 Expr Tensor::to(DType t, std::source_location loc) const {
-  return slice(0, state ? state->k.tensors[index].rowLength : Len(1), 1, loc)
+  if (state && state->k.tensors[index].layout == Layout::RowScalar)
+    return Expr(state, loadPerRow(*state, index, loc,
+                                  fmt::format(".to() of '{}'", name())))
+        .to(t, loc);
+  return slice(0, state ? viewLength(state->k.tensors[index]) : Len(1), 1, loc)
       .to(t, loc);
 }
 
@@ -431,7 +480,8 @@ Len Builder::dim(const std::string &name, std::source_location loc) {
 static Tensor declare(BuilderState &s, std::shared_ptr<BuilderState> sp,
                       const std::string &name, DType dtype, Len len,
                       Layout layout, bool isInput,
-                      const std::source_location &loc, const std::string &op) {
+                      const std::source_location &loc, const std::string &op,
+                      RowMap map = {}) {
   s.checkUsable(loc, op);
   s.checkLenDims(len, loc, op);
   if (dtype == DType::Bool)
@@ -443,7 +493,7 @@ static Tensor declare(BuilderState &s, std::shared_ptr<BuilderState> sp,
            fmt::format("the row length {} may be below 1", s.lenStr(len)));
   s.declareName(name, loc, op);
   s.k.tensors.push_back(TensorDecl{name, dtype, layout, len, isInput, false,
-                                   false, SourceLoc::from(loc)});
+                                   false, SourceLoc::from(loc), map});
   return Tensor(std::move(sp), (int)s.k.tensors.size() - 1);
 }
 
@@ -457,6 +507,127 @@ Tensor Builder::vector(const std::string &name, DType dtype, Len length,
                        std::source_location loc) {
   return declare(*state, state, name, dtype, length, Layout::Vector, true, loc,
                  fmt::format("vector('{}')", name));
+}
+
+static void checkAtLeastOne(BuilderState &s, const Len &l, const char *what,
+                            const std::source_location &loc,
+                            const std::string &op) {
+  s.checkLenDims(l, loc, op);
+  if (!Len(1).provablyLE(l))
+    s.fail(loc, op,
+           fmt::format("the {} {} may be below 1", what, s.lenStr(l)));
+}
+
+Tensor Builder::grouped(const std::string &name, DType dtype, Len rowLength,
+                        Len group, std::source_location loc) {
+  std::string op = fmt::format("grouped('{}')", name);
+  state->checkUsable(loc, op);
+  checkAtLeastOne(*state, group, "group", loc, op);
+  RowMap map;
+  map.group = group;
+  return declare(*state, state, name, dtype, rowLength, Layout::Rows, true, loc,
+                 op, map);
+}
+
+Tensor Builder::perRow(const std::string &name, DType dtype, Len group,
+                       std::source_location loc) {
+  std::string op = fmt::format("perRow('{}')", name);
+  state->checkUsable(loc, op);
+  checkAtLeastOne(*state, group, "group", loc, op);
+  RowMap map;
+  map.group = group;
+  return declare(*state, state, name, dtype, 1, Layout::RowScalar, true, loc,
+                 op, map);
+}
+
+Tensor Builder::gather(const std::string &name, DType dtype, Len rowLength,
+                       const Tensor &index, Len tableRows,
+                       std::source_location loc) {
+  std::string op = fmt::format("gather('{}')", name);
+  state->checkUsable(loc, op);
+  if (index.state != state)
+    state->fail(loc, op,
+                "the index tensor is empty or belongs to another kernel");
+  const TensorDecl &it = state->k.tensors[index.index];
+  if (it.layout != Layout::RowScalar || !it.isInput ||
+      (it.dtype != DType::I32 && it.dtype != DType::I64))
+    state->fail(loc, op,
+                fmt::format("the index '{}' must be an i32 or i64 perRow() "
+                            "input (one position per row program)",
+                            it.name));
+  if (!isFloat(dtype))
+    state->fail(loc, op,
+                fmt::format("a gathered table holds floats (an index outside "
+                            "the table reads NaN), not {}",
+                            dtypeStr(dtype)));
+  checkAtLeastOne(*state, tableRows, "table row count", loc, op);
+  RowMap map;
+  map.gather = index.index;
+  map.tableRows = tableRows;
+  Tensor t = declare(*state, state, name, dtype, rowLength, Layout::Rows, true,
+                     loc, op, map);
+  state->k.tensors[index.index].isRead = true;
+  return t;
+}
+
+static Tensor declareHeads(BuilderState &s, std::shared_ptr<BuilderState> sp,
+                           const std::vector<HeadsPart> &parts, DType dtype,
+                           Len length, bool isInput,
+                           const std::source_location &loc) {
+  std::string op = isInput ? "heads()" : "outputHeads()";
+  s.checkUsable(loc, op);
+  if (parts.empty())
+    s.fail(loc, op, "give at least one {name, count} part");
+  checkAtLeastOne(s, length, "sub-row length", loc, op);
+  Len group = 0;
+  for (const HeadsPart &p : parts) {
+    checkAtLeastOne(s, p.count, "head count", loc, op);
+    group = group + p.count;
+  }
+  int head = (int)s.k.tensors.size();
+  Len first = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const HeadsPart &p = parts[i];
+    // Row lengths are affine in the dims: one factor must be a constant.
+    Len rowLength;
+    if (length.isConstant())
+      rowLength = p.count * length.constant;
+    else if (p.count.isConstant())
+      rowLength = length * p.count.constant;
+    else
+      s.fail(loc, op,
+             fmt::format("'{}' would have rows of {} x {} elements, a product "
+                         "of two dims; make the sub-row length (or the "
+                         "count) a constant",
+                         p.name, s.lenStr(p.count), s.lenStr(length)));
+    RowMap map;
+    map.group = group;
+    map.subLength = length;
+    map.subFirst = first;
+    map.subCount = p.count;
+    map.head = head;
+    map.next = i + 1 < parts.size() ? head + (int)i + 1 : -1;
+    declare(s, sp, p.name, dtype, rowLength, Layout::Rows, isInput, loc,
+            fmt::format("{} part '{}'", op, p.name), map);
+    first = first + p.count;
+  }
+  return Tensor(std::move(sp), head);
+}
+
+Tensor Builder::heads(const std::vector<HeadsPart> &parts, DType dtype,
+                      Len length, std::source_location loc) {
+  return declareHeads(*state, state, parts, dtype, length, true, loc);
+}
+
+Tensor Builder::outputHeads(const std::vector<HeadsPart> &parts, DType dtype,
+                            Len length, std::source_location loc) {
+  return declareHeads(*state, state, parts, dtype, length, false, loc);
+}
+
+Tensor Builder::output(const std::string &name, DType dtype, Len rowLength,
+                       std::source_location loc) {
+  return declare(*state, state, name, dtype, rowLength, Layout::Rows, false,
+                 loc, fmt::format("output('{}')", name));
 }
 
 Expr Builder::scalar(const std::string &name, DType dtype,
@@ -520,13 +691,13 @@ void Builder::store(const Tensor &dst, Operand value,
   bool isRowExpr = !value.isNumber && !value.isTensor &&
                    value.expr.state == state && value.expr.isRow();
   if (dst.state == state && isRowExpr &&
-      state->k.tensors[dst.index].rowLength != state->k.domain)
+      viewLength(state->k.tensors[dst.index]) != state->k.domain)
     state->fail(
         loc, "store()",
         fmt::format("the value has {} elements but a row of '{}' has "
                     "{}; use storeSlice() to write part of a row",
                     state->lenStr(state->k.domain), dst.name(),
-                    state->lenStr(state->k.tensors[dst.index].rowLength)));
+                    state->lenStr(viewLength(state->k.tensors[dst.index]))));
   storeSlice(dst, 0, 1, value, loc);
 }
 
@@ -542,11 +713,18 @@ void Builder::storeSlice(const Tensor &dst, Len start, int64_t stride,
   int id = storedValue(s, value, op, loc);
   TensorDecl &t = s.k.tensors[dst.index];
   const Node &n = s.node(id);
-  if (t.layout != Layout::Rows || !t.isInput)
+  if (t.layout != Layout::Rows)
     s.fail(loc, op,
-           fmt::format("only [rows, n] inputs can be written in place; '{}' "
-                       "is {}",
-                       t.name, t.isInput ? "shared by all rows" : "an output"));
+           fmt::format("only [rows, n] tensors take row stores; '{}' is {}",
+                       t.name,
+                       t.layout == Layout::Vector ? "shared by all rows"
+                                                  : "a per-row tensor"));
+  if (t.map.gather >= 0 ||
+      (t.map.group != Len(1) && t.map.subLength == Len(0)))
+    s.fail(loc, op,
+           fmt::format("a row of '{}' is seen by several row programs ({}); "
+                       "such tensors can only be read",
+                       t.name, t.map.gather >= 0 ? "gathered" : "grouped"));
   if (!n.isRow)
     s.fail(loc, op,
            "a per-row scalar cannot be written over a row; combine "
@@ -560,18 +738,20 @@ void Builder::storeSlice(const Tensor &dst, Len start, int64_t stride,
   if (stride < 1)
     s.fail(loc, op, fmt::format("the stride must be >= 1 but is {}", stride));
   Len last = start + (s.k.domain - 1) * stride + 1;
-  if (!Len(0).provablyLE(start) || !last.provablyLE(t.rowLength))
+  if (!Len(0).provablyLE(start) || !last.provablyLE(viewLength(t)))
     s.fail(loc, op,
            fmt::format("elements up to {} are written but a row of '{}' has "
                        "{}",
-                       s.lenStr(last), t.name, s.lenStr(t.rowLength)));
+                       s.lenStr(last), t.name, s.lenStr(viewLength(t))));
   for (const Store &st : s.k.stores)
-    if (st.tensor == dst.index)
+    if (st.tensor == dst.index &&
+        !provablyDisjoint(st.start, st.stride, start, stride, s.k.domain))
       s.fail(loc, op,
-             fmt::format("'{}' is already written by the store at {}; write "
-                         "each tensor once",
+             fmt::format("'{}' is already written by the store at {} and the "
+                         "two may write the same elements; write each "
+                         "element once",
                          t.name, st.loc.str()));
-  t.isWritten = true;
+  markAccess(s, dst.index, true);
   s.k.stores.push_back(
       Store{dst.index, id, start, stride, SourceLoc::from(loc)});
 }

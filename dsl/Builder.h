@@ -92,6 +92,12 @@ struct Operand {
   std::source_location loc;
 };
 
+/// One tensor of a heads() view: `count` sub-rows (heads) per row.
+struct HeadsPart {
+  std::string name;
+  Len count;
+};
+
 class Builder {
 public:
   explicit Builder(std::string name,
@@ -107,6 +113,36 @@ public:
   /// A [length] input shared by every row (a weight or a bias).
   Tensor vector(const std::string &name, DType dtype, Len length,
                 std::source_location loc = std::source_location::current());
+  /// A [rows / group, rowLength] input: row program r reads row r / group
+  /// (AdaLN's per-batch scale and shift, with group = tokens per batch).
+  Tensor grouped(const std::string &name, DType dtype, Len rowLength,
+                 Len group,
+                 std::source_location loc = std::source_location::current());
+  /// A [rows / group] input of one value per row program (positions, with
+  /// group = heads per token). Used as an operand it is a per-row scalar.
+  Tensor perRow(const std::string &name, DType dtype, Len group = 1,
+                std::source_location loc = std::source_location::current());
+  /// Rows of the table `name` [tableRows, rowLength] picked by the integer
+  /// per-row tensor `index`: row program r reads row index[r]. An index
+  /// outside [0, tableRows) reads a row of NaN (and no memory outside the
+  /// table).
+  Tensor gather(const std::string &name, DType dtype, Len rowLength,
+                const Tensor &index, Len tableRows,
+                std::source_location loc = std::source_location::current());
+  /// Tensors whose rows hold sub-rows (heads) of `length` elements, seen as
+  /// one row program per head: part i is [T, count_i * length], and the
+  /// row programs of token t are its heads in part order (q's, then k's), so
+  /// rows = T * sum(count_i). Reads and in-place stores go to the right part.
+  Tensor heads(const std::vector<HeadsPart> &parts, DType dtype, Len length,
+               std::source_location loc = std::source_location::current());
+  /// heads() for new outputs, written with storeSlice().
+  Tensor outputHeads(const std::vector<HeadsPart> &parts, DType dtype,
+                     Len length,
+                     std::source_location loc = std::source_location::current());
+  /// A new [rows, rowLength] output written with storeSlice(); elements no
+  /// store writes keep their contents.
+  Tensor output(const std::string &name, DType dtype, Len rowLength,
+                std::source_location loc = std::source_location::current());
   /// A scalar kernel parameter (eps, a quantization scale).
   Expr scalar(const std::string &name, DType dtype,
               std::source_location loc = std::source_location::current());
@@ -118,7 +154,8 @@ public:
   /// row is read before it is written.
   void store(const Tensor &dst, Operand value,
              std::source_location loc = std::source_location::current());
-  /// Writes `value` into a strided view of row r of `dst`.
+  /// Writes `value` into a strided view of row r of `dst`. Several stores may
+  /// write one tensor if they provably touch disjoint elements.
   void storeSlice(const Tensor &dst, Len start, int64_t stride, Operand value,
                   std::source_location loc = std::source_location::current());
 

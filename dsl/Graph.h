@@ -30,6 +30,35 @@ enum class Layout : uint8_t {
   RowScalar, ///< [rows]: one element per row (per-row scales).
 };
 
+/// Which row of a Rows or RowScalar tensor row program p sees. The default
+/// (every field at its default) is row p.
+///
+///  - group G: the row programs come in groups of G and program p sees
+///    tensor row p / G (per-batch vectors: row / N).
+///  - subLength L > 0: a tensor row holds sub-rows of L elements (heads) and
+///    program p sees sub-row (p % G) - subFirst of row p / G. The tensor holds
+///    sub-rows [subFirst, subFirst + subCount) of each group; `next` names the
+///    tensor holding those after it (q's heads, then k's), so one row program
+///    spans several tensors. Loads and stores name the first tensor (`head`).
+///  - gather >= 0: the tensor row is the value, for program p, of that
+///    integer RowScalar input (an index into a table such as a cos/sin
+///    cache). An index outside [0, tableRows) reads a row of NaN and never
+///    touches memory outside the table.
+struct RowMap {
+  Len group = 1;
+  Len subLength = 0;
+  Len subFirst = 0;
+  Len subCount = 0;
+  int head = -1; ///< sub-rows: the tensor holding sub-row 0 (may be itself)
+  int next = -1; ///< sub-rows: the tensor holding the following sub-rows
+  int gather = -1;
+  Len tableRows = 0;
+
+  bool isIdentity() const {
+    return group == Len(1) && subLength == Len(0) && gather < 0;
+  }
+};
+
 struct TensorDecl {
   std::string name;
   DType dtype;
@@ -39,6 +68,7 @@ struct TensorDecl {
   bool isRead = false;
   bool isWritten = false;
   SourceLoc loc;
+  RowMap map = {}; ///< Rows and RowScalar tensors only.
 };
 
 struct ParamDecl {
@@ -107,7 +137,9 @@ struct Node {
 };
 
 /// Writes node `value` into tensor `tensor`: row values to elements
-/// start + i*stride of row r, per-row scalars to element r of a RowScalar.
+/// start + i*stride of row r, per-row scalars to element r of a RowScalar
+/// (row r as the tensor's RowMap picks it). A tensor may take several stores
+/// when they write disjoint elements (the two halves of a rotation).
 struct Store {
   int tensor;
   int value;

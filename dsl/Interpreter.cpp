@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 
@@ -159,14 +160,27 @@ double binaryOp(BinaryOp op, DType t, double a, double b) {
   }
 }
 
+/// A tensor's RowMap with its lengths evaluated.
+struct Map {
+  int64_t group = 1, subLength = 0, subFirst = 0, subCount = 0, tableRows = 0;
+};
+
 /// Everything interpret() needs, checked once.
 struct Plan {
   int64_t domain = 0;
   std::vector<int64_t> rowLength; ///< By tensor.
   std::vector<int64_t> rowStride; ///< By tensor (Rows layout).
+  std::vector<Map> maps;          ///< By tensor.
   std::vector<int64_t> viewStart; ///< By node (Load) / store.
   std::vector<int64_t> storeStart;
   std::vector<bool> isRow; ///< By node, derived from the structure.
+};
+
+/// Where a row program's row of a tensor lies.
+struct Place {
+  int tensor;
+  int64_t element;
+  bool valid;
 };
 
 int operandCount(NodeKind kind) {
@@ -185,6 +199,11 @@ int operandCount(NodeKind kind) {
     return 3;
   }
   return -1;
+}
+
+/// The row a row program sees: a sub-row for heads().
+int64_t viewLength(const Plan &p, int t) {
+  return p.maps[t].subLength > 0 ? p.maps[t].subLength : p.rowLength[t];
 }
 
 /// Checks a view [start, start + (n-1)*stride] against a row.
@@ -240,6 +259,25 @@ Plan check(const Kernel &k, const Bindings &b) {
       stride = h.rowStride;
     }
     p.rowStride.push_back(stride);
+    const RowMap &m = decl.map;
+    Map e{m.group.eval(b.dims), m.subLength.eval(b.dims),
+          m.subFirst.eval(b.dims), m.subCount.eval(b.dims),
+          m.tableRows.eval(b.dims)};
+    if (e.group < 1 || e.subLength < 0 || e.subFirst < 0 ||
+        (e.subLength > 0 && e.subCount < 1) ||
+        (m.gather >= 0 && e.tableRows < 1))
+      bad(k, fmt::format("malformed kernel: {} has a row map with group {}, "
+                         "sub-rows [{}, +{}) of {}, table rows {}",
+                         tensorName(k, (int)t), e.group, e.subFirst,
+                         e.subCount, e.subLength, e.tableRows));
+    auto validTensor = [&](int i) { return i >= -1 && i < (int)k.tensors.size(); };
+    if (!validTensor(m.next) || !validTensor(m.gather) ||
+        (m.gather >= 0 && (k.tensors[m.gather].layout != Layout::RowScalar ||
+                           !isInt(k.tensors[m.gather].dtype))))
+      bad(k, fmt::format("malformed kernel: {} has a row map naming a "
+                         "tensor that does not fit",
+                         tensorName(k, (int)t)));
+    p.maps.push_back(e);
   }
 
   bool anyRow = false;
@@ -301,7 +339,7 @@ Plan check(const Kernel &k, const Bindings &b) {
       continue;
     p.viewStart[i] = n.start.eval(b.dims);
     checkView(k, n.index, p.viewStart[i], n.stride, p.domain,
-              p.rowLength[n.index], fmt::format("the load of node {}", i));
+              viewLength(p, n.index), fmt::format("the load of node {}", i));
   }
   for (const Store &s : k.stores) {
     Layout layout = k.tensors[s.tensor].layout;
@@ -316,7 +354,7 @@ Plan check(const Kernel &k, const Bindings &b) {
                          tensorName(k, s.tensor)));
     int64_t start = row ? s.start.eval(b.dims) : 0;
     if (row)
-      checkView(k, s.tensor, start, s.stride, p.domain, p.rowLength[s.tensor],
+      checkView(k, s.tensor, start, s.stride, p.domain, viewLength(p, s.tensor),
                 "a store");
     p.storeStart.push_back(start);
   }
@@ -343,6 +381,36 @@ void interpret(const Kernel &k, const Bindings &b) {
     return (char *)b.tensors[t].data +
            element * sizeInBytes(k.tensors[t].dtype);
   };
+  // Where row program r's row of a Rows / RowScalar tensor starts: the
+  // tensor (a heads() view spans several) and the element offset. A gather
+  // whose index falls outside the table gives valid = false.
+  std::function<Place(int, int64_t)> place = [&](int t, int64_t r) -> Place {
+    const RowMap &m = k.tensors[t].map;
+    const Map &e = p.maps[t];
+    int64_t q = r / e.group, h = r % e.group;
+    if (m.gather >= 0) {
+      Place ix = place(m.gather, r);
+      int64_t idx = toI64(
+          decode(k.tensors[m.gather].dtype, addr(ix.tensor, ix.element)));
+      if (idx < 0 || idx >= e.tableRows)
+        return {t, 0, false};
+      return {t, idx * p.rowStride[t], true};
+    }
+    if (e.subLength > 0) {
+      for (int part = t; part >= 0; part = k.tensors[part].map.next) {
+        const Map &pm = p.maps[part];
+        if (h >= pm.subFirst && h < pm.subFirst + pm.subCount)
+          return {part, q * p.rowStride[part] + (h - pm.subFirst) * e.subLength,
+                  true};
+      }
+      bad(k, fmt::format("malformed kernel: no tensor of the heads view of "
+                         "{} holds sub-row {}",
+                         tensorName(k, t), h));
+    }
+    if (k.tensors[t].layout == Layout::RowScalar)
+      return {t, q, true};
+    return {t, q * p.rowStride[t], true};
+  };
 
   for (int64_t r = 0; r < b.rows; ++r) {
     for (size_t i = 0; i < numNodes; ++i) {
@@ -352,20 +420,19 @@ void interpret(const Kernel &k, const Bindings &b) {
       switch (n.kind) {
       case NodeKind::Load: {
         const TensorDecl &t = k.tensors[n.index];
-        int64_t base = r;
-        switch (t.layout) {
-        case Layout::Rows:
-          base = r * p.rowStride[n.index] + p.viewStart[i];
-          break;
-        case Layout::Vector:
-          base = p.viewStart[i];
-          break;
-        case Layout::RowScalar:
-          base = r;
-          break;
-        }
+        Place at{n.index, 0, true};
+        if (t.layout == Layout::Vector)
+          at.element = p.viewStart[i];
+        else
+          at = place(n.index, r);
+        if (t.layout == Layout::Rows)
+          at.element += p.viewStart[i];
         for (int64_t e = 0; e < len; ++e) {
-          double v = decode(t.dtype, addr(n.index, base + e * n.stride));
+          if (!at.valid) { // a gather index outside the table
+            out[e] = std::numeric_limits<double>::quiet_NaN();
+            continue;
+          }
+          double v = decode(t.dtype, addr(at.tensor, at.element + e * n.stride));
           out[e] = t.dtype == n.dtype ? v : roundTo(n.dtype, v);
         }
         break;
@@ -425,13 +492,14 @@ void interpret(const Kernel &k, const Bindings &b) {
       const Store &st = k.stores[s];
       const TensorDecl &t = k.tensors[st.tensor];
       const std::vector<double> &v = vals[st.value];
+      Place at = place(st.tensor, r);
       if (t.layout == Layout::RowScalar) {
-        encode(t.dtype, v[0], addr(st.tensor, r));
+        encode(t.dtype, v[0], addr(at.tensor, at.element));
         continue;
       }
-      int64_t base = r * p.rowStride[st.tensor] + p.storeStart[s];
+      int64_t base = at.element + p.storeStart[s];
       for (int64_t e = 0; e < (int64_t)v.size(); ++e)
-        encode(t.dtype, v[e], addr(st.tensor, base + e * st.stride));
+        encode(t.dtype, v[e], addr(at.tensor, base + e * st.stride));
     }
   }
 }

@@ -3,7 +3,11 @@
 // THE SPEC of what a kernel computes. It runs a Kernel on host memory and
 // shares no code with the MLIR lowering.
 //
-// Per row r in [0, rows), the nodes are evaluated in order. Every value is a
+// Per row program r in [0, rows), the nodes are evaluated in order. Row r of
+// a tensor is the one its RowMap (Graph.h) picks: row r / group, a sub-row
+// (heads) of it, in the tensor of a heads() view that holds it, or the table
+// row named by a gather index; an index outside [0, tableRows) reads NaN for
+// every element (no memory is read). Every value is a
 // double already rounded to its node's dtype (roundTo in Float.h): each
 // Unary/Binary/Select/Cast/Reduce result is computed in double from its
 // (rounded) operands and rounded once to the node dtype; f16/bf16/fp8 round

@@ -1,7 +1,6 @@
 //===- GeluAndMul.cpp - GEGLU ---------------------------------------------===//
+#include "ops/Activations.h"
 #include "ops/Registry.h"
-
-#include <cmath>
 
 namespace kgen::ops {
 
@@ -11,14 +10,7 @@ Kernel geluAndMul(DType dt, bool tanhApproximation) {
   Len d = b.dim("d");
   Tensor x = b.input("x", dt, 2 * d);
   Expr a = x.slice(0, d).to(DType::F32);
-  Expr gelu;
-  if (tanhApproximation) {
-    const double k = std::sqrt(2.0 / M_PI);
-    gelu = 0.5 * a * (1.0 + tanh(k * (a + 0.044715 * a * a * a)));
-  } else {
-    gelu = 0.5 * a * (1.0 + erf(a * M_SQRT1_2));
-  }
-  b.output("y", gelu.to(dt) * x.slice(d, d));
+  b.output("y", geluF32(a, tanhApproximation).to(dt) * x.slice(d, d));
   return b.build();
 }
 

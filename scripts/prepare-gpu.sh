@@ -13,13 +13,15 @@
 #      KGEN_BIN (a kgen binary to emit the bundle with instead of building
 #      one, e.g. from a clean checkout of a commit),
 #      KGEN_GPU_ARCHS (default sm_90),
-#      KGEN_GPU_LENGTHS (default 0,1,7,32,100,2048,3584,4095,4096,8192,16384).
+#      KGEN_GPU_LENGTHS (default 0,1,7,32,100,1152,2048,3072,3584,4095,4096,
+#      8192,11008,14336,16384; ops built for fixed lengths, as rope for its
+#      head_dim, get theirs).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${KGEN_GPU_BUILD:-$root/build-gpu}"
 jobs="${JOBS:-2}"
 archs="${KGEN_GPU_ARCHS:-sm_90}"
-lengths="${KGEN_GPU_LENGTHS:-0,1,7,32,100,2048,3584,4095,4096,8192,16384}"
+lengths="${KGEN_GPU_LENGTHS:-0,1,7,32,100,1152,2048,3072,3584,4095,4096,8192,11008,14336,16384}"
 
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release

@@ -131,3 +131,57 @@ LogicalResult BroadcastOp::verify() {
            << " differs from the input type " << getInput().getType();
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Row maps
+//===----------------------------------------------------------------------===//
+
+static bool isKernelArgument(Value v) {
+  auto a = dyn_cast<BlockArgument>(v);
+  return a && isa<KernelOp>(a.getOwner()->getParentOp());
+}
+
+LogicalResult GroupOp::verify() {
+  if (isa<ColumnVectorType>(getSource().getType()))
+    return emitOpError("cannot group a !kgen.vector: it is shared by all rows "
+                       "already");
+  if (!isKernelArgument(getSource()))
+    return emitOpError("source must be a kernel argument (row maps do not "
+                       "nest)");
+  return success();
+}
+
+LogicalResult HeadsOp::verify() {
+  if (getParts().empty())
+    return emitOpError("needs at least one part");
+  if (getParts().size() != getCounts().size())
+    return emitOpError("has ")
+           << getParts().size() << " parts but " << getCounts().size()
+           << " counts; give one count per part";
+  for (Value p : getParts()) {
+    if (p.getType() != getResult().getType())
+      return emitOpError("part of type ")
+             << p.getType() << " differs from the result type "
+             << getResult().getType();
+    if (!isKernelArgument(p))
+      return emitOpError("parts must be kernel arguments (row maps do not "
+                         "nest)");
+  }
+  return success();
+}
+
+LogicalResult GatherOp::verify() {
+  auto it = dyn_cast<IntegerType>(getIndex().getType().getElementType());
+  if (!it || (it.getWidth() != 32 && it.getWidth() != 64))
+    return emitOpError("index elements must be i32 or i64, not ")
+           << getIndex().getType().getElementType();
+  if (!isKernelArgument(getTable()))
+    return emitOpError("table must be a kernel argument (row maps do not "
+                       "nest)");
+  Value idx = getIndex();
+  if (auto g = idx.getDefiningOp<GroupOp>())
+    idx = g.getSource();
+  if (!isKernelArgument(idx))
+    return emitOpError("index must be a kernel argument or its kgen.group");
+  return success();
+}

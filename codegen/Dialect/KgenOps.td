@@ -107,6 +107,75 @@ def Kgen_StoreOp : Kgen_Op<"store", [MemoryEffects<[MemWrite]>]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Row maps: which row of a tensor a row program sees. They apply to kernel
+// arguments only (views do not nest), so the lowering computes each one's
+// row pointer once per thread.
+//===----------------------------------------------------------------------===//
+
+def Kgen_GroupOp : Kgen_Op<"group", [Pure,
+    AllTypesMatch<["source", "result"]>]> {
+  let summary = "A tensor whose rows are shared by groups of row programs";
+  let description = [{
+    Row program r sees row `r / group` of `source` (a `!kgen.rows` or
+    `!kgen.scalars` argument): per-batch vectors, positions per token.
+
+    ```mlir
+    %shift_b = kgen.group %shift by %n : !kgen.rows<bf16>
+    ```
+  }];
+  let arguments = (ins Kgen_AnyTensorArg:$source, Index:$group);
+  let results = (outs Kgen_AnyTensorArg:$result);
+  let assemblyFormat = "$source `by` $group attr-dict `:` type($source)";
+  let hasVerifier = 1;
+}
+
+def Kgen_HeadsOp : Kgen_Op<"heads", [Pure, AttrSizedOperandSegments]> {
+  let summary = "Rows of sub-rows (heads) across one or more tensors";
+  let description = [{
+    Each row of part i holds `counts[i]` sub-rows of `length` elements. With
+    G = sum(counts), row program r sees sub-row h = r % G of token r / G,
+    which lives in the part whose range of sub-rows holds h (q's heads, then
+    k's): one row program per (token, head) over several tensors.
+
+    ```mlir
+    %qk = kgen.heads [%q, %k] counts [%hq, %hk] length %d
+        : !kgen.rows<bf16>, !kgen.rows<bf16> -> !kgen.rows<bf16>
+    ```
+  }];
+  let arguments = (ins Variadic<Kgen_RowsType>:$parts,
+                       Variadic<Index>:$counts, Index:$length);
+  let results = (outs Kgen_RowsType:$result);
+  let assemblyFormat = [{
+    `[` $parts `]` `counts` `[` $counts `]` `length` $length attr-dict `:`
+    type($parts) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Kgen_GatherOp : Kgen_Op<"gather", [MemoryEffects<[MemRead]>,
+    AllTypesMatch<["table", "result"]>]> {
+  let summary = "Rows of a table picked by a per-row index";
+  let description = [{
+    Row program r sees row `index[r]` of `table`, which has `rows` rows. An
+    index outside [0, rows) makes every element the row program loads from
+    the result NaN; no memory outside the table is read.
+
+    ```mlir
+    %cs = kgen.gather %cache[%pos] rows %max_pos
+        : !kgen.rows<f32>, !kgen.scalars<i64>
+    ```
+  }];
+  let arguments = (ins Kgen_RowsType:$table, Kgen_ScalarsType:$index,
+                       Index:$rows);
+  let results = (outs Kgen_RowsType:$result);
+  let assemblyFormat = [{
+    $table `[` $index `]` `rows` $rows attr-dict `:` type($table) `,`
+    type($index)
+  }];
+  let hasVerifier = 1;
+}
+
 def Kgen_ReduceKindAttr : I32EnumAttr<"ReduceKind", "row reduction", [
     I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"max", 1>,
     I32EnumAttrCase<"min", 2>]> {

@@ -52,6 +52,9 @@ private:
   Value convert(Value v, Type to);
   Value broadcastIfNeeded(Value v, bool toRow);
   Value importNode(const dsl::Node &n);
+  /// The value loads and stores of tensor t use: its argument, or the row
+  /// map op (kgen.group / kgen.heads / kgen.gather) over it.
+  Value source(int t);
   Value compute(const dsl::Node &n, ArrayRef<Value> ops, Type computeType);
 
   OpBuilder &b;
@@ -61,6 +64,7 @@ private:
   std::vector<std::optional<int64_t>> known; ///< static dim values
   std::vector<Value> args;
   std::vector<Value> values;
+  std::map<int, Value> sources;
   Value domainLen;
   int64_t domainSize = ShapedType::kDynamic;
 };
@@ -238,6 +242,29 @@ Value Importer::compute(const dsl::Node &n, ArrayRef<Value> ops,
   ::kgen::internalError("importNode: not an elementwise node");
 }
 
+Value Importer::source(int t) {
+  auto it = sources.find(t);
+  if (it != sources.end())
+    return it->second;
+  const dsl::RowMap &m = k.tensors[t].map;
+  Value v = args[t];
+  if (m.gather >= 0) {
+    v = GatherOp::create(b, loc, v.getType(), v, source(m.gather),
+                         lenValue(m.tableRows));
+  } else if (m.subLength != dsl::Len(0)) {
+    SmallVector<Value> parts, counts;
+    for (int p = t; p >= 0; p = k.tensors[p].map.next) {
+      parts.push_back(args[p]);
+      counts.push_back(lenValue(k.tensors[p].map.subCount));
+    }
+    v = HeadsOp::create(b, loc, v.getType(), parts, counts,
+                        lenValue(m.subLength));
+  } else if (m.group != dsl::Len(1)) {
+    v = GroupOp::create(b, loc, v.getType(), v, lenValue(m.group));
+  }
+  return sources[t] = v;
+}
+
 Value Importer::importNode(const dsl::Node &n) {
   MLIRContext *ctx = b.getContext();
   Type elem = toMLIRType(ctx, n.dtype);
@@ -245,10 +272,10 @@ Value Importer::importNode(const dsl::Node &n) {
   case dsl::NodeKind::Load: {
     const dsl::TensorDecl &t = k.tensors[n.index];
     if (t.layout == dsl::Layout::RowScalar)
-      return LoadOp::create(b, loc, elem, args[n.index], Value(), n.stride,
+      return LoadOp::create(b, loc, elem, source(n.index), Value(), n.stride,
                             IntegerAttr());
-    return LoadOp::create(b, loc, rowOf(elem), args[n.index], lenValue(n.start),
-                          n.stride, IntegerAttr());
+    return LoadOp::create(b, loc, rowOf(elem), source(n.index),
+                          lenValue(n.start), n.stride, IntegerAttr());
   }
   case dsl::NodeKind::Param:
     return args[k.tensors.size() + n.index];
@@ -371,7 +398,7 @@ KernelOp Importer::run(const std::map<std::string, int64_t> &staticDims,
     const dsl::TensorDecl &t = k.tensors[s.tensor];
     Value start =
         t.layout == dsl::Layout::RowScalar ? Value() : lenValue(s.start);
-    StoreOp::create(b, loc, values[s.value], args[s.tensor], start, s.stride,
+    StoreOp::create(b, loc, values[s.value], source(s.tensor), start, s.stride,
                     IntegerAttr());
   }
   ReturnOp::create(b, loc);

@@ -34,17 +34,37 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
     if (it != opts.dims.end())
       dims[d] = it->second;
   }
+  auto lenJson = [&](const Len &l) -> json::Value {
+    if (auto n = l.tryEval(known))
+      return *n;
+    return l.str(k.dims);
+  };
   json::Array params;
   for (const TensorDecl &t : k.tensors) {
-    json::Value len = t.rowLength.str(k.dims);
-    if (auto n = t.rowLength.tryEval(known))
-      len = *n;
-    params.push_back(json::Object{{"name", t.name},
-                                  {"kind", "tensor"},
-                                  {"dtype", std::string(name(t.dtype))},
-                                  {"access", accessName(t.layout)},
-                                  {"row_length", std::move(len)},
-                                  {"writes", t.isWritten}});
+    json::Object p{{"name", t.name},
+                   {"kind", "tensor"},
+                   {"dtype", std::string(name(t.dtype))},
+                   {"access", accessName(t.layout)},
+                   {"row_length", lenJson(t.rowLength)},
+                   {"writes", t.isWritten}};
+    // Which row each row program sees (informative: the kernel computes the
+    // addresses; callers need it to size the tensors and `rows`).
+    const RowMap &m = t.map;
+    if (!m.isIdentity()) {
+      json::Object map;
+      if (m.gather >= 0) {
+        map["gather"] = k.tensors[m.gather].name;
+        map["table_rows"] = lenJson(m.tableRows);
+      } else {
+        map["rows_per_tensor_row"] = lenJson(m.group);
+      }
+      if (m.subLength != Len(0))
+        map["sub_rows"] = json::Object{{"first", lenJson(m.subFirst)},
+                                       {"count", lenJson(m.subCount)},
+                                       {"length", lenJson(m.subLength)}};
+      p["row_map"] = std::move(map);
+    }
+    params.push_back(std::move(p));
   }
   for (const ParamDecl &p : k.params)
     params.push_back(json::Object{{"name", p.name},

@@ -66,8 +66,13 @@ void RowLowering::emitPrologue() {
   for (BlockArgument a : entry.getArguments()) {
     Type t = a.getType();
     if (isa<RowsType>(t)) {
-      Value off = arith::MulIOp::create(b, loc, row, strides[strideIdx++]);
-      base[a] = gep(ptrs[ptrIdx++], off, getTensorElementType(t));
+      rawPtr[a] = ptrs[ptrIdx++];
+      pitch[a] = strides[strideIdx++];
+      Value off = arith::MulIOp::create(b, loc, row, pitch[a]);
+      base[a] = gep(rawPtr[a], off, getTensorElementType(t));
+    } else if (isa<ScalarsType>(t)) {
+      rawPtr[a] = ptrs[ptrIdx++];
+      base[a] = gep(rawPtr[a], row, getTensorElementType(t));
     } else if (getTensorElementType(t)) {
       base[a] = ptrs[ptrIdx++];
     } else if (isa<IndexType>(t)) {
@@ -77,7 +82,89 @@ void RowLowering::emitPrologue() {
       map.map(a, func.getArgument(nextParam++));
     }
   }
-  kernel.walk([&](StoreOp s) { written.insert(s.getDest()); });
+  kernel.walk([&](StoreOp s) {
+    for (Value r : roots(s.getDest()))
+      written.insert(r);
+  });
+}
+
+SmallVector<Value> RowLowering::roots(Value tensor) {
+  Operation *op = tensor.getDefiningOp();
+  if (!op)
+    return {tensor};
+  if (auto g = dyn_cast<GroupOp>(op))
+    return roots(g.getSource());
+  if (auto g = dyn_cast<GatherOp>(op))
+    return roots(g.getTable());
+  return llvm::to_vector(cast<HeadsOp>(op).getParts());
+}
+
+bool RowLowering::isWritten(Value tensor) {
+  return llvm::any_of(roots(tensor),
+                      [&](Value r) { return written.contains(r); });
+}
+
+/// Row pointers of the row map ops (kgen.group, kgen.heads, kgen.gather),
+/// once per thread. Their index operands are already lowered.
+void RowLowering::emitRowMaps() {
+  auto i64 = [&](Value index) { return toI64(map.lookup(index)); };
+  for (Operation &op : kernel.getBody().front()) {
+    if (auto g = dyn_cast<GroupOp>(op)) {
+      Value src = g.getSource();
+      Type elem = getTensorElementType(src.getType());
+      Value q = arith::DivUIOp::create(b, loc, row, i64(g.getGroup()));
+      Value off = isa<RowsType>(src.getType())
+                      ? (Value)arith::MulIOp::create(b, loc, q, pitch[src])
+                      : q;
+      base[g.getResult()] = gep(rawPtr[src], off, elem);
+    } else if (auto h = dyn_cast<HeadsOp>(op)) {
+      Type elem = getTensorElementType(h.getResult().getType());
+      SmallVector<Value> firsts; // first sub-row of each part
+      Value group = arith::ConstantIntOp::create(b, loc, b.getI64Type(), 0);
+      for (Value c : h.getCounts()) {
+        firsts.push_back(group);
+        group = arith::AddIOp::create(b, loc, group, i64(c));
+      }
+      Value token = arith::DivUIOp::create(b, loc, row, group);
+      Value head = arith::RemUIOp::create(b, loc, row, group);
+      Value length = i64(h.getLength());
+      Value ptr;
+      for (int i = (int)firsts.size() - 1; i >= 0; --i) {
+        Value part = h.getParts()[i];
+        Value off = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, token, pitch[part]),
+            arith::MulIOp::create(
+                b, loc, arith::SubIOp::create(b, loc, head, firsts[i]),
+                length));
+        Value p = gep(rawPtr[part], off, elem);
+        ptr = !ptr ? p
+                   : (Value)arith::SelectOp::create(
+                         b, loc,
+                         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                               head, firsts[i + 1]),
+                         p, ptr);
+      }
+      base[h.getResult()] = ptr;
+    } else if (auto g = dyn_cast<GatherOp>(op)) {
+      Value table = g.getTable();
+      Type idxType = g.getIndex().getType().getElementType();
+      Value idx = LLVM::LoadOp::create(
+          b, loc, idxType, base.lookup(g.getIndex()),
+          idxType.getIntOrFloatBitWidth() / 8, false, false,
+          !isWritten(g.getIndex()));
+      if (!idxType.isInteger(64))
+        idx = arith::ExtSIOp::create(b, loc, b.getI64Type(), idx);
+      Value zero = arith::ConstantIntOp::create(b, loc, b.getI64Type(), 0);
+      // One unsigned compare checks both ends: negative indices wrap high.
+      Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          idx, i64(g.getRows()));
+      idx = arith::SelectOp::create(b, loc, valid, idx, zero);
+      base[g.getResult()] =
+          gep(rawPtr[table], arith::MulIOp::create(b, loc, idx, pitch[table]),
+              getTensorElementType(table.getType()));
+      gatherValid[g.getResult()] = valid;
+    }
+  }
 }
 
 int RowLowering::reduceLevel(Value v) {
@@ -99,7 +186,8 @@ int RowLowering::reduceLevel(Value v) {
 /// later use is dominated.
 void RowLowering::emitReadyScalars() {
   for (Operation &op : kernel.getBody().front()) {
-    if (isa<ReduceOp, StoreOp, ReturnOp, DomainOp>(op) ||
+    if (isa<ReduceOp, StoreOp, ReturnOp, DomainOp, GroupOp, HeadsOp,
+            GatherOp>(op) ||
         llvm::any_of(op.getResults(), isRowValue) ||
         llvm::all_of(op.getResults(),
                      [&](Value r) { return map.contains(r); }) ||
@@ -339,6 +427,8 @@ void RowLowering::emitRereading(Value count) {
 LogicalResult RowLowering::run() {
   emitPrologue();
   Value domain = kernel.getDomainOp().getLength();
+  emitReadyScalars();
+  emitRowMaps();
   emitReadyScalars();
   length = map.lookup(domain);
   staticLength = getConstantIntValue(domain);

@@ -14,17 +14,49 @@ using namespace mlir::kgen;
 
 namespace {
 
+/// Collects the kernel arguments `v` is computed from.
+void argumentsOf(Value v, llvm::SmallDenseSet<Value> &out) {
+  if (isa<BlockArgument>(v)) {
+    out.insert(v);
+    return;
+  }
+  for (Value o : v.getDefiningOp()->getOperands())
+    argumentsOf(o, out);
+}
+
+/// The dims that place accesses (view starts, sub-row lengths) or size the
+/// rows: the ones whose divisibility the alignment analysis can use. Counts
+/// such as heads or table rows are left out, so that a variant does not
+/// demand their divisibility for nothing.
+llvm::SmallDenseSet<Value> addressingDims(KernelOp k) {
+  llvm::SmallDenseSet<Value> dims;
+  k.walk([&](Operation *op) {
+    if (auto l = dyn_cast<LoadOp>(op); l && l.getStart())
+      argumentsOf(l.getStart(), dims);
+    else if (auto s = dyn_cast<StoreOp>(op); s && s.getStart())
+      argumentsOf(s.getStart(), dims);
+    else if (auto h = dyn_cast<HeadsOp>(op))
+      argumentsOf(h.getLength(), dims);
+    else if (auto d = dyn_cast<DomainOp>(op))
+      argumentsOf(d.getLength(), dims);
+  });
+  return dims;
+}
+
 /// Annotates `k` with the assumptions of a variant: `align` bytes for every
 /// tensor in memory (0 = element alignment only) and `divisor` for each
-/// dynamic dim.
+/// dynamic dim that places accesses.
 void assume(KernelOp k, int64_t align, int64_t divisor) {
   Builder b(k.getContext());
+  llvm::SmallDenseSet<Value> addressing = addressingDims(k);
   for (auto [i, t] : llvm::enumerate(k.getArgumentTypes())) {
     if (Type e = getTensorElementType(t)) {
       int64_t bytes = (e.getIntOrFloatBitWidth() + 7) / 8;
       k.setArgAttr(i, kAlignAttr, b.getI64IntegerAttr(std::max(align, bytes)));
     } else if (isa<IndexType>(t)) {
-      k.setArgAttr(i, kDivisibilityAttr, b.getI64IntegerAttr(divisor));
+      bool places = addressing.contains(k.getBody().getArgument(i));
+      k.setArgAttr(i, kDivisibilityAttr,
+                   b.getI64IntegerAttr(places ? divisor : 1));
     }
   }
 }

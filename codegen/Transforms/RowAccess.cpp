@@ -50,7 +50,7 @@ Value RowLowering::loadChunk(LoadOp op, Chunk &c) {
   int64_t w = op.getVectorWidth().value_or(1);
   Value ptr = base.lookup(op.getSource());
   Value start = map.lookup(op.getStart());
-  bool invariant = !written.contains(op.getSource());
+  bool invariant = !isWritten(op.getSource());
 
   auto load = [&](Value offset, Type t, int64_t align) -> Value {
     auto l = LLVM::LoadOp::create(b, loc, t, gep(ptr, offset, elem), align,
@@ -78,8 +78,20 @@ Value RowLowering::loadChunk(LoadOp op, Chunk &c) {
     }
     return acc;
   };
+  // A gather index outside the table: the row reads NaN (the pointer was
+  // clamped to row 0, so the load itself stays inside the table).
+  auto checked = [&](Value v) -> Value {
+    Value valid = gatherValid.lookup(op.getSource());
+    if (!valid)
+      return v;
+    auto nan = b.getFloatAttr(elem, APFloat::getNaN(
+                                        cast<FloatType>(elem).getFloatSemantics()));
+    Value nans = arith::ConstantOp::create(
+        b, loc, vt, DenseElementsAttr::get(vt, cast<Attribute>(nan)));
+    return arith::SelectOp::create(b, loc, valid, v, nans);
+  };
   if (!c.fullCond)
-    return fullPath();
+    return checked(fullPath());
 
   auto ifOp = scf::IfOp::create(b, loc, TypeRange{vt}, c.fullCond, true);
   OpBuilder::InsertionGuard g(b);
@@ -105,7 +117,8 @@ Value RowLowering::loadChunk(LoadOp op, Chunk &c) {
     acc = vector::InsertOp::create(b, loc, one.getResult(0), acc, k);
   }
   scf::YieldOp::create(b, loc, acc);
-  return ifOp.getResult(0);
+  b.setInsertionPointAfter(ifOp);
+  return checked(ifOp.getResult(0));
 }
 
 void RowLowering::storeChunk(StoreOp op, Value v, Chunk &c) {
@@ -150,9 +163,9 @@ void RowLowering::storeChunk(StoreOp op, Value v, Chunk &c) {
 
 Value RowLowering::loadScalar(LoadOp op) {
   Type elem = getTensorElementType(op.getSource().getType());
-  Value p = gep(base.lookup(op.getSource()), row, elem);
-  return LLVM::LoadOp::create(b, loc, elem, p, bytesOf(elem), false, false,
-                              !written.contains(op.getSource()));
+  return LLVM::LoadOp::create(b, loc, elem, base.lookup(op.getSource()),
+                              bytesOf(elem), false, false,
+                              !isWritten(op.getSource()));
 }
 
 void RowLowering::storeScalar(StoreOp op, Value v) {
@@ -164,6 +177,5 @@ void RowLowering::storeScalar(StoreOp op, Value v) {
   OpBuilder::InsertionGuard g(b);
   auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, cond, false);
   b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-  LLVM::StoreOp::create(b, loc, v, gep(base.lookup(op.getDest()), row, elem),
-                        bytesOf(elem));
+  LLVM::StoreOp::create(b, loc, v, base.lookup(op.getDest()), bytesOf(elem));
 }

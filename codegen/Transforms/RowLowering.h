@@ -43,6 +43,7 @@ private:
   Value combine(ReduceKind kind, Value a, Value b);
   Value identity(ReduceKind kind, Type t);
   void emitPrologue();
+  void emitRowMaps();
   void emitStores(Chunk &c);
   void emitScalarStores();
   void emitInRegisters(int64_t count);
@@ -51,6 +52,10 @@ private:
   void finish(ReduceOp r, Value acc);
 
   Value cIndex(int64_t v);
+  /// The kernel arguments under a tensor value (itself, or a row map's).
+  SmallVector<Value> roots(Value tensor);
+  /// True when a store writes one of the tensor's arguments.
+  bool isWritten(Value tensor);
   Value toI64(Value index);
   /// Pointer to element `offset` (i64) of `ptr`, for elements of type t.
   Value gep(Value ptr, Value offset, Type t);
@@ -63,8 +68,12 @@ public:
   ScheduleAttr sched;
   int64_t vec;
   IRMapping map;               ///< kernel scalars -> lowered values
-  DenseMap<Value, Value> base; ///< tensor arg -> pointer to its row
-  DenseSet<Value> written;     ///< tensor args some store writes
+  DenseMap<Value, Value> base;   ///< tensor -> pointer to this thread's row
+  DenseMap<Value, Value> rawPtr; ///< rows/scalars arg -> its pointer param
+  DenseMap<Value, Value> pitch;  ///< rows arg -> its row stride (i64)
+  /// kgen.gather result -> i1: the index is inside the table.
+  DenseMap<Value, Value> gatherValid;
+  DenseSet<Value> written; ///< tensor args some store writes
   Value lane, rowInBlock, row, rowValid, length;
   std::optional<int64_t> staticLength;
   DenseMap<Value, int> levels;

@@ -46,6 +46,29 @@ int64_t knownDivisor(Value v, KernelOp k) {
   return 1;
 }
 
+/// Bytes known to divide the address of every row a row program sees of
+/// `tensor` (an argument or a row map over arguments).
+int64_t alignOf(KernelOp k, Value tensor, int64_t bytes) {
+  if (auto arg = dyn_cast<BlockArgument>(tensor)) {
+    // The variant's assumption, for the base and (rows tensors) the pitch.
+    if (auto a = k.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
+                                                 kAlignAttr))
+      return a.getInt();
+    return bytes;
+  }
+  Operation *op = tensor.getDefiningOp();
+  if (auto g = dyn_cast<GroupOp>(op))
+    return alignOf(k, g.getSource(), bytes);
+  if (auto g = dyn_cast<GatherOp>(op))
+    return alignOf(k, g.getTable(), bytes);
+  auto h = cast<HeadsOp>(op);
+  // A head starts h * length elements into its part's row.
+  int64_t align = std::min(kUnbounded, knownDivisor(h.getLength(), k) * bytes);
+  for (Value p : h.getParts())
+    align = std::gcd(align, alignOf(k, p, bytes));
+  return align;
+}
+
 struct Vectorize : ::mlir::kgen::impl::KgenVectorizeBase<Vectorize> {
   void runOnOperation() override {
     getOperation().walk([&](KernelOp k) {
@@ -71,10 +94,7 @@ struct Vectorize : ::mlir::kgen::impl::KgenVectorizeBase<Vectorize> {
     if (!tt || stride != 1)
       return 1;
     int64_t bytes = (tt.getElementType().getIntOrFloatBitWidth() + 7) / 8;
-    unsigned argNo = cast<BlockArgument>(tensor).getArgNumber();
-    int64_t align = bytes;
-    if (auto a = k.getArgAttrOfType<IntegerAttr>(argNo, kAlignAttr))
-      align = a.getInt(); // for the base and (rows tensors) the pitch
+    int64_t align = alignOf(k, tensor, bytes);
     int64_t startAlign = std::min(kUnbounded, knownDivisor(start, k) * bytes);
     int64_t aligned = std::gcd(align, startAlign);
     int64_t w = std::max<int64_t>(1, aligned / bytes);

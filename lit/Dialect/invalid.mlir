@@ -382,3 +382,114 @@ kgen.kernel @chunks_negative(%x: !kgen.rows<f32> {kgen.name = "x"})
   kgen.domain %n
   kgen.return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Row maps: kgen.group, kgen.heads, kgen.gather
+//===----------------------------------------------------------------------===//
+
+kgen.kernel @group_vector(%w: !kgen.vector<f32> {kgen.name = "w"},
+                          %n: index {kgen.name = "n"})
+    attributes {dims = {}} {
+  %c4 = arith.constant 4 : index
+  kgen.domain %c4
+  // expected-error@+1 {{'kgen.group' op cannot group a !kgen.vector: it is shared by all rows already}}
+  %g = kgen.group %w by %n : !kgen.vector<f32>
+  kgen.return
+}
+
+// -----
+
+kgen.kernel @group_nested(%x: !kgen.rows<f32> {kgen.name = "x"},
+                          %n: index {kgen.name = "n"})
+    attributes {dims = {}} {
+  %c4 = arith.constant 4 : index
+  kgen.domain %c4
+  %g = kgen.group %x by %n : !kgen.rows<f32>
+  // expected-error@+1 {{'kgen.group' op source must be a kernel argument (row maps do not nest)}}
+  %g2 = kgen.group %g by %n : !kgen.rows<f32>
+  kgen.return
+}
+
+// -----
+
+kgen.kernel @heads_counts(%q: !kgen.rows<f32> {kgen.name = "q"},
+                          %k: !kgen.rows<f32> {kgen.name = "k"},
+                          %h: index {kgen.name = "h"})
+    attributes {dims = {}} {
+  %c4 = arith.constant 4 : index
+  kgen.domain %c4
+  // expected-error@+1 {{'kgen.heads' op has 2 parts but 1 counts; give one count per part}}
+  %v = kgen.heads [%q, %k] counts [%h] length %c4
+      : !kgen.rows<f32>, !kgen.rows<f32> -> !kgen.rows<f32>
+  kgen.return
+}
+
+// -----
+
+kgen.kernel @heads_none(%h: index {kgen.name = "h"})
+    attributes {dims = {}} {
+  %c4 = arith.constant 4 : index
+  kgen.domain %c4
+  // expected-error@+1 {{'kgen.heads' op needs at least one part}}
+  %v = "kgen.heads"(%c4) <{operandSegmentSizes = array<i32: 0, 0, 1>}>
+      : (index) -> !kgen.rows<f32>
+  kgen.return
+}
+
+// -----
+
+kgen.kernel @heads_types(%q: !kgen.rows<f32> {kgen.name = "q"},
+                         %k: !kgen.rows<bf16> {kgen.name = "k"},
+                         %h: index {kgen.name = "h"})
+    attributes {dims = {}} {
+  %c4 = arith.constant 4 : index
+  kgen.domain %c4
+  // expected-error@+1 {{'kgen.heads' op part of type '!kgen.rows<bf16>' differs from the result type '!kgen.rows<f32>'}}
+  %v = kgen.heads [%q, %k] counts [%h, %h] length %c4
+      : !kgen.rows<f32>, !kgen.rows<bf16> -> !kgen.rows<f32>
+  kgen.return
+}
+
+// -----
+
+kgen.kernel @heads_nested(%q: !kgen.rows<f32> {kgen.name = "q"},
+                          %h: index {kgen.name = "h"})
+    attributes {dims = {}} {
+  %c4 = arith.constant 4 : index
+  kgen.domain %c4
+  %g = kgen.group %q by %h : !kgen.rows<f32>
+  // expected-error@+1 {{'kgen.heads' op parts must be kernel arguments (row maps do not nest)}}
+  %v = kgen.heads [%g] counts [%h] length %c4
+      : !kgen.rows<f32> -> !kgen.rows<f32>
+  kgen.return
+}
+
+// -----
+
+kgen.kernel @gather_float_index(%t: !kgen.rows<f32> {kgen.name = "t"},
+                                %p: !kgen.scalars<f32> {kgen.name = "p"},
+                                %n: index {kgen.name = "n"})
+    attributes {dims = {}} {
+  %c4 = arith.constant 4 : index
+  kgen.domain %c4
+  // expected-error@+1 {{'kgen.gather' op index elements must be i32 or i64, not 'f32'}}
+  %g = kgen.gather %t[%p] rows %n : !kgen.rows<f32>, !kgen.scalars<f32>
+  kgen.return
+}
+
+// -----
+
+kgen.kernel @gather_nested_table(%t: !kgen.rows<f32> {kgen.name = "t"},
+                                 %p: !kgen.scalars<i32> {kgen.name = "p"},
+                                 %n: index {kgen.name = "n"})
+    attributes {dims = {}} {
+  %c4 = arith.constant 4 : index
+  kgen.domain %c4
+  %tg = kgen.group %t by %n : !kgen.rows<f32>
+  // expected-error@+1 {{'kgen.gather' op table must be a kernel argument (row maps do not nest)}}
+  %g = kgen.gather %tg[%p] rows %n : !kgen.rows<f32>, !kgen.scalars<i32>
+  kgen.return
+}
+

@@ -113,3 +113,27 @@ kgen.kernel @wide(%x: !kgen.rows<i8> {kgen.name = "x"}, %n: index {kgen.name = "
   kgen.domain %n
   kgen.return
 }
+
+// Row maps: a grouped per-row tensor indexing a gather, and heads over two
+// tensors.
+// CHECK-LABEL: kgen.kernel @row_maps(
+// CHECK: %[[G:.+]] = kgen.group %{{.+}} by %{{.+}} : !kgen.scalars<i64>
+// CHECK-NEXT: %{{.+}} = kgen.gather %{{.+}}[%[[G]]] rows %{{.+}} : <f32>, <i64>
+// CHECK-NEXT: %{{.+}} = kgen.heads[%{{.+}}, %{{.+}}] counts[%{{.+}}, %{{.+}}] length %{{.+}} : !kgen.rows<bf16>, !kgen.rows<bf16> -> <bf16>
+kgen.kernel @row_maps(%q: !kgen.rows<bf16> {kgen.name = "q"},
+                      %k: !kgen.rows<bf16> {kgen.name = "k"},
+                      %p: !kgen.scalars<i64> {kgen.name = "positions"},
+                      %t: !kgen.rows<f32> {kgen.name = "table"},
+                      %hq: index {kgen.name = "hq"},
+                      %hk: index {kgen.name = "hk"},
+                      %rows: index {kgen.name = "rows"})
+    attributes {dims = {}} {
+  %c4 = arith.constant 4 : index
+  kgen.domain %c4
+  %h = arith.addi %hq, %hk : index
+  %pg = kgen.group %p by %h : !kgen.scalars<i64>
+  %cs = kgen.gather %t[%pg] rows %rows : !kgen.rows<f32>, !kgen.scalars<i64>
+  %qk = kgen.heads [%q, %k] counts [%hq, %hk] length %c4
+      : !kgen.rows<bf16>, !kgen.rows<bf16> -> !kgen.rows<bf16>
+  kgen.return
+}

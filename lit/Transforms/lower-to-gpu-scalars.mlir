@@ -6,8 +6,9 @@
 // CHECK-SAME: %{{[a-z0-9]+}}: !llvm.ptr<1>, %[[S:[a-z0-9]+]]: !llvm.ptr<1>, %{{[a-z0-9]+}}: !llvm.ptr<1>, %{{[a-z0-9]+}}: i64, %{{[a-z0-9]+}}: i64, %{{[a-z0-9]+}}: i64) kernel
 // CHECK-SAME: kgen.abi = ["ptr:x", "ptr:s", "ptr:y", "stride:x", "stride:y", "rows"]
 // CHECK: %[[ROW:.+]] = arith.minsi
+// The row's element pointer is computed once, in the prologue.
 // CHECK: %[[P:.+]] = llvm.getelementptr %[[S]][%[[ROW]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
-// CHECK-NEXT: %[[V:.+]] = llvm.load %[[P]] invariant {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// CHECK: %[[V:.+]] = llvm.load %[[P]] invariant {alignment = 4 : i64} : !llvm.ptr<1> -> f32
 // CHECK: vector.broadcast %[[V]] : f32 to vector<4xf32>
 // CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
 kgen.kernel @scale_rows(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},

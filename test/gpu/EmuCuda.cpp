@@ -63,7 +63,8 @@ CUresult emulate(const std::string &entry, void **params) {
           continue;
       }
       bool vec = entry.size() > 4 && entry.substr(entry.size() - 4) == "_vec";
-      Kernel k = op.build(dt);
+      std::map<std::string, int64_t> fixedDims;
+      Kernel k = op.instantiate(dt, fixed, fixedDims);
       std::vector<std::string> dyn;
       if (!fixed)
         dyn.push_back(op.mainDim);

@@ -174,7 +174,8 @@ bool loadKernel(const std::string &dir, const ManifestEntry &e, RtKernel &out,
   }
   out.dtype = *dt;
   try {
-    out.dsl = out.op->build(*dt);
+    std::map<std::string, int64_t> dims;
+    out.dsl = out.op->instantiate(*dt, e.length, dims);
   } catch (const std::exception &ex) {
     err = e.name + ": building the DSL kernel failed: " + ex.what();
     return false;

@@ -42,22 +42,21 @@ int emitBundle(const std::string &dir, const std::vector<std::string> &archs,
   for (const std::string &arch : archs)
     for (const ops::OpDef &op : ops::registry())
       for (DType dt : op.dtypes)
-        for (int64_t len : lengths) {
+        for (int64_t len : op.lengths.empty() ? lengths : op.lengths) {
           auto wanted = [](const auto &list, const auto &x) {
             return list.empty() ||
                    std::find(list.begin(), list.end(), x) != list.end();
           };
-          if (!wanted(ops, op.name) || !wanted(dtypes, dt))
+          if (!wanted(ops, op.name) || !wanted(dtypes, dt) ||
+              !op.supportsLength(len))
             continue;
-          Kernel k = op.build(dt);
           std::string name = fmt::format(
               "{}_{}_{}_{}", op.name, kgen::name(dt),
               len ? fmt::format("{}{}", op.mainDim, len) : std::string("dyn"),
               arch);
           codegen::CompileOptions opts = base;
           opts.arch = arch;
-          if (len)
-            opts.dims[op.mainDim] = len;
+          Kernel k = op.instantiate(dt, len, opts.dims);
           codegen::KernelInfo info{op.name, std::string(kgen::name(dt)), name};
           codegen::Artifact art;
           std::string error;

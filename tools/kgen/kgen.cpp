@@ -132,14 +132,22 @@ static int runEmit() {
   opts.rowsPerBlock = rowsPerBlock;
   opts.cudaPath = cudaPath;
   opts.debugIR = debugIR;
+  int64_t length = 0;
   if (hidden.getNumOccurrences()) {
     if (hidden < 1)
       return fail(
           fmt::format("--hidden must be >= 1, got {}", hidden.getValue()));
-    opts.dims[op->mainDim] = hidden;
+    length = hidden;
   }
+  if (!op->supportsLength(length))
+    return fail(fmt::format(
+        "{} is built for {} in {{{}}} only; pass --hidden with one of them",
+        op->name, op->mainDim,
+        llvm::join(llvm::map_range(op->lengths,
+                                   [](int64_t v) { return std::to_string(v); }),
+                   ", ")));
   try {
-    Kernel k = op->build(*dt);
+    Kernel k = op->instantiate(*dt, length, opts.dims);
     for (const std::string &dv : dimValues) {
       auto [name, value] = llvm::StringRef(dv).split('=');
       int64_t v;

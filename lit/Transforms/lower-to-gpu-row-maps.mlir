@@ -1,0 +1,46 @@
+// RUN: kgen-opt %s --kgen-lower-to-gpu | FileCheck %s
+// RUN: kgen-opt %s --kgen-lower-to-gpu | kgen-opt | FileCheck %s
+
+// x[r] * table[index[r / n]] over heads of q and k: the heads' row pointer
+// is picked per thread (q below h_q, else k), the table row is clamped to
+// row 0 when the index is outside the table, and its loads turn into NaN
+// there.
+// CHECK-LABEL: gpu.func @row_maps(
+// CHECK-SAME: kgen.abi = ["ptr:q", "ptr:k", "ptr:positions", "ptr:table", "stride:q", "stride:k", "stride:table", "dim:hq", "dim:hk", "dim:rows", "rows"]
+// The gather, at row / (hq + hk): one unsigned compare covers negative
+// indices too.
+// CHECK: %[[IDX:.+]] = llvm.load %{{.+}} invariant {alignment = 8 : i64} : !llvm.ptr<1> -> i64
+// CHECK: %[[VALID:.+]] = arith.cmpi ult, %[[IDX]], %{{.+}} : i64
+// CHECK: arith.select %[[VALID]], %[[IDX]], %{{.+}} : i64
+// The heads: token = row / (hq + hk), head = row % (hq + hk).
+// CHECK: %[[TOK:.+]] = arith.divui %{{.+}}, %[[G:.+]] : i64
+// CHECK: %[[HEAD:.+]] = arith.remui %{{.+}}, %[[G]] : i64
+// CHECK: %[[ISQ:.+]] = arith.cmpi ult, %[[HEAD]], %{{.+}} : i64
+// CHECK: %[[QK:.+]] = arith.select %[[ISQ]], %{{.+}}, %{{.+}} : !llvm.ptr<1>
+// q and k are written: their loads are not invariant.
+// CHECK: llvm.load %{{.+}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK: %[[T:.+]] = llvm.load %{{.+}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK: %[[NAN:.+]] = arith.constant dense<0x7FC00000> : vector<4xf32>
+// CHECK: arith.select %[[VALID]], %[[T]], %[[NAN]] : vector<4xf32>
+kgen.kernel @row_maps(%q: !kgen.rows<f32> {kgen.name = "q", kgen.align = 16 : i64},
+                      %k: !kgen.rows<f32> {kgen.name = "k", kgen.align = 16 : i64},
+                      %p: !kgen.scalars<i64> {kgen.name = "positions"},
+                      %t: !kgen.rows<f32> {kgen.name = "table", kgen.align = 16 : i64},
+                      %hq: index {kgen.name = "hq"},
+                      %hk: index {kgen.name = "hk"},
+                      %rows: index {kgen.name = "rows"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 1, rowsPerBlock = 32, chunks = 1, reread = false>} {
+  %c4 = arith.constant 4 : index
+  kgen.domain %c4
+  %c0 = arith.constant 0 : index
+  %h = arith.addi %hq, %hk : index
+  %pg = kgen.group %p by %h : !kgen.scalars<i64>
+  %cs = kgen.gather %t[%pg] rows %rows : !kgen.rows<f32>, !kgen.scalars<i64>
+  %qk = kgen.heads [%q, %k] counts [%hq, %hk] length %c4
+      : !kgen.rows<f32>, !kgen.rows<f32> -> !kgen.rows<f32>
+  %a = kgen.load %qk[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<4xf32>
+  %c = kgen.load %cs[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<4xf32>
+  %o = arith.mulf %a, %c : tensor<4xf32>
+  kgen.store %o, %qk[%c0] {vector_width = 4 : i64} : tensor<4xf32>, !kgen.rows<f32>
+  kgen.return
+}

@@ -1,0 +1,25 @@
+//===- Activations.h - Activation formulas shared by the ops ----*- C++ -*-===//
+#ifndef KGEN_OPS_ACTIVATIONS_H
+#define KGEN_OPS_ACTIVATIONS_H
+
+#include "dsl/Builder.h"
+
+#include <cmath>
+
+namespace kgen::ops {
+
+/// F.silu on an f32 value.
+inline Expr siluF32(const Expr &a) { return a / (1.0 + exp(-a)); }
+
+/// F.gelu(approximate="tanh" or "none") on an f32 value.
+inline Expr geluF32(const Expr &a, bool tanhApproximation) {
+  if (tanhApproximation) {
+    const double k = std::sqrt(2.0 / M_PI);
+    return 0.5 * a * (1.0 + tanh(k * (a + 0.044715 * a * a * a)));
+  }
+  return 0.5 * a * (1.0 + erf(a * M_SQRT1_2));
+}
+
+} // namespace kgen::ops
+
+#endif // KGEN_OPS_ACTIVATIONS_H

@@ -1,0 +1,32 @@
+//===- AdaLN.cpp - DiT's adaptive layer norm ------------------------------===//
+#include "ops/Registry.h"
+
+namespace kgen::ops {
+
+// DiT's modulate(norm(x), shift, scale) = norm(x) * (1 + scale) + shift on
+// x [B*N, C], with scale and shift [B, C] picked by row / N (N tokens per
+// batch item). norm is F.layer_norm without affine parameters (mean and
+// biased variance in f32) or, for the rms form, x * rsqrt(mean(x^2) + eps)
+// in f32; it is rounded to the dtype, then the modulation is done op by op
+// in the dtype, as PyTorch evaluates DiT's formula.
+Kernel adaLN(DType dt, bool rms) {
+  Builder b(rms ? "adaln_rmsnorm" : "adaln");
+  Len hidden = b.dim("hidden");
+  Len n = b.dim("tokens_per_batch");
+  Tensor x = b.input("x", dt, hidden);
+  Tensor scale = b.grouped("scale", dt, hidden, n);
+  Tensor shift = b.grouped("shift", dt, hidden, n);
+  Expr eps = b.scalar("eps", DType::F32);
+  Expr xf = x.to(DType::F32);
+  Expr normed;
+  if (rms) {
+    normed = xf * rsqrt(mean(xf * xf) + eps);
+  } else {
+    Expr centered = xf - mean(xf);
+    normed = centered * rsqrt(mean(centered * centered) + eps);
+  }
+  b.output("y", normed.to(dt) * (1.0 + scale) + shift);
+  return b.build();
+}
+
+} // namespace kgen::ops

@@ -1,0 +1,62 @@
+//===- Rope.cpp - Rotary position embedding -------------------------------===//
+#include "ops/Registry.h"
+
+namespace kgen::ops {
+
+// vLLM's rotary_embedding, in place on q [T, q_heads * head_dim] and
+// k [T, k_heads * head_dim] (views of a fused qkv: their row pitches are
+// run-time arguments) in one launch, one row program per (token, head).
+// Row t of cos_sin_cache [max_pos, rotary_dim] at positions[t] holds cos in
+// its first half and sin in its second. The first rotary_dim elements of
+// each head rotate; the rest pass through untouched.
+//   NeoX (rotate-half): x1 = x[:r/2], x2 = x[r/2:r]
+//   GPT-J (interleaved): x1 = x[0:r:2], x2 = x[1:r:2]
+//   x1' = x1 * cos - x2 * sin,  x2' = x2 * cos + x1 * sin
+// computed in f32 and rounded once (FlashInfer's precision; PyTorch's
+// forward_native rounds every op to the dtype).
+Kernel rope(DType dt, const RopeOptions &o) {
+  Builder b(o.name);
+  Len qHeads = b.dim("q_heads"), kHeads = b.dim("k_heads");
+  Len maxPos = b.dim("max_pos");
+  Tensor qk = b.heads({{"q", qHeads}, {"k", kHeads}}, dt, o.headDim);
+  Tensor positions = b.perRow("positions", o.positions, qHeads + kHeads);
+  Tensor cache = b.gather("cos_sin_cache", o.cache.value_or(dt),
+                          o.rotaryDim, positions, maxPos);
+  int64_t half = o.rotaryDim / 2;
+  bool neox = o.style == RopeStyle::NeoX;
+  int64_t start2 = neox ? half : 1, stride = neox ? 1 : 2;
+  Expr cos = cache.slice(0, half).to(DType::F32);
+  Expr sin = cache.slice(half, half).to(DType::F32);
+  Expr x1 = qk.slice(0, half, stride).to(DType::F32);
+  Expr x2 = qk.slice(start2, half, stride).to(DType::F32);
+  b.storeSlice(qk, 0, stride, (x1 * cos - x2 * sin).to(dt));
+  b.storeSlice(qk, start2, stride, (x2 * cos + x1 * sin).to(dt));
+  return b.build();
+}
+
+// Hugging Face's apply_rotary_pos_emb (rotate-half), out of place:
+// q_out = q * cos + rotate_half(q) * sin with cos, sin [T, head_dim] (both
+// halves equal, as HF's rotary embedding makes them); same for k. In f32,
+// rounded once.
+Kernel ropeHF(DType dt, int64_t headDim) {
+  Builder b("rope_hf");
+  Len qHeads = b.dim("q_heads"), kHeads = b.dim("k_heads");
+  Tensor qk = b.heads({{"q", qHeads}, {"k", kHeads}}, dt, headDim);
+  Tensor cos = b.grouped("cos", dt, headDim, qHeads + kHeads);
+  Tensor sin = b.grouped("sin", dt, headDim, qHeads + kHeads);
+  Tensor out =
+      b.outputHeads({{"q_out", qHeads}, {"k_out", kHeads}}, dt, headDim);
+  int64_t half = headDim / 2;
+  auto f32 = [](Expr e) { return e.to(DType::F32); };
+  Expr x1 = f32(qk.slice(0, half)), x2 = f32(qk.slice(half, half));
+  b.storeSlice(out, 0, 1,
+               (x1 * f32(cos.slice(0, half)) - x2 * f32(sin.slice(0, half)))
+                   .to(dt));
+  b.storeSlice(out, half, 1,
+               (x2 * f32(cos.slice(half, half)) +
+                x1 * f32(sin.slice(half, half)))
+                   .to(dt));
+  return b.build();
+}
+
+} // namespace kgen::ops

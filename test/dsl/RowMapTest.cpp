@@ -1,0 +1,204 @@
+//===- RowMapTest.cpp - Grouped rows, heads and gathers -------------------===//
+// Builder rules (each user error points at the offending line) and the
+// interpreter's semantics of row maps, checked by hand on small tensors.
+// clang-format off
+//===----------------------------------------------------------------------===//
+#include "dsl/Builder.h"
+#include "dsl/Float.h"
+#include "dsl/Interpreter.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace kgen;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+namespace {
+
+std::string userError(const std::function<void()> &f) {
+  try {
+    f();
+  } catch (const UserError &e) {
+    return e.what();
+  }
+  return "<no UserError>";
+}
+
+std::string at(int line) {
+  return std::string(__FILE__) + ":" + std::to_string(line) + ": error: ";
+}
+
+template <typename T> HostTensor host(std::vector<T> &v, int64_t stride = 0) {
+  return {v.data(), stride};
+}
+
+// --- Builder rules ---------------------------------------------------------
+
+TEST(RowMapBuilder, HeadsNeedAnAffineRowLength) {
+  int line = 0;
+  std::string e = userError([&] {
+    Builder b("k");
+    Len h = b.dim("heads"), d = b.dim("head_dim");
+    line = __LINE__; b.heads({{"q", h}}, DType::F32, d);
+  });
+  EXPECT_THAT(e, StartsWith(at(line)));
+  EXPECT_THAT(e, HasSubstr("a product of two dims; make the sub-row length"));
+}
+
+TEST(RowMapBuilder, GatherIndexMustBeAnIntegerPerRowInput) {
+  int line = 0;
+  std::string e = userError([&] {
+    Builder b("k");
+    Tensor pos = b.perRow("pos", DType::F32);
+    line = __LINE__; b.gather("cache", DType::F32, 8, pos, 16);
+  });
+  EXPECT_THAT(e, StartsWith(at(line)));
+  EXPECT_THAT(e, HasSubstr("must be an i32 or i64 perRow() input"));
+}
+
+TEST(RowMapBuilder, GatheredTablesHoldFloats) {
+  int line = 0;
+  std::string e = userError([&] {
+    Builder b("k");
+    Tensor pos = b.perRow("pos", DType::I32);
+    line = __LINE__; b.gather("cache", DType::I32, 8, pos, 16);
+  });
+  EXPECT_THAT(e, StartsWith(at(line)));
+  EXPECT_THAT(e, HasSubstr("a gathered table holds floats"));
+}
+
+TEST(RowMapBuilder, SharedRowsCannotBeWritten) {
+  int line = 0;
+  std::string e = userError([&] {
+    Builder b("k");
+    Len n = b.dim("n");
+    Tensor s = b.grouped("s", DType::F32, 8, n);
+    line = __LINE__; b.store(s, s * 2.0);
+  });
+  EXPECT_THAT(e, StartsWith(at(line)));
+  EXPECT_THAT(e, HasSubstr("seen by several row programs (grouped)"));
+}
+
+TEST(RowMapBuilder, OverlappingStoresAreRejectedDisjointOnesAccepted) {
+  int line = 0;
+  std::string e = userError([&] {
+    Builder b("k");
+    Tensor x = b.input("x", DType::F32, 8);
+    b.storeSlice(x, 0, 2, x.slice(0, 4, 2) * 2.0);
+    b.storeSlice(x, 1, 2, x.slice(1, 4, 2) * 3.0); // odd elements: disjoint
+    line = __LINE__; b.storeSlice(x, 4, 1, x.slice(0, 4) * 4.0);
+  });
+  EXPECT_THAT(e, StartsWith(at(line)));
+  EXPECT_THAT(e, HasSubstr("the two may write the same elements"));
+}
+
+TEST(RowMapBuilder, PerRowTensorsAreNotSliced) {
+  int line = 0;
+  std::string e = userError([&] {
+    Builder b("k");
+    Tensor p = b.perRow("p", DType::F32);
+    line = __LINE__; p.slice(0, 1);
+  });
+  EXPECT_THAT(e, StartsWith(at(line)));
+  EXPECT_THAT(e, HasSubstr("a per-row tensor has no row to slice"));
+}
+
+// --- Interpreter -----------------------------------------------------------
+
+/// y = x * (1 + scale[r / n]) + bias[r] with x [rows, 2], scale [rows/n, 2]
+/// and a per-row bias.
+TEST(RowMapInterpreter, GroupedRowsAndPerRowInputs) {
+  Builder b("grouped");
+  Len n = b.dim("n");
+  Tensor x = b.input("x", DType::F32, 2);
+  Tensor scale = b.grouped("scale", DType::F32, 2, n);
+  Tensor bias = b.perRow("bias", DType::F32);
+  b.output("y", x * (1.0 + scale) + bias);
+  Kernel k = b.build();
+
+  std::vector<float> xv = {1, 2, 3, 4, 5, 6}, sv = {1, 2, 10, 20},
+                     bv = {100, 200, 300}, yv(6, NAN);
+  Bindings bind;
+  bind.dims = {2}; // rows 0, 1 use scale row 0; row 2 uses row 1
+  bind.rows = 3;
+  bind.tensors = {host(xv), host(sv), host(bv), host(yv)};
+  interpret(k, bind);
+  EXPECT_EQ(yv, (std::vector<float>{102, 106, 206, 212, 355, 426}));
+}
+
+/// In place on q (2 heads) and k (1 head) of 4 elements each, rotated by
+/// pairs of a table gathered by per-token positions. Token 1's position is
+/// outside the table: its heads read NaN and are written NaN.
+TEST(RowMapInterpreter, HeadsAcrossTensorsWithAGatheredTable) {
+  Builder b("rot");
+  Len hq = b.dim("hq"), hk = b.dim("hk"), rows = b.dim("table_rows");
+  Tensor qk = b.heads({{"q", hq}, {"k", hk}}, DType::F32, 4);
+  Tensor pos = b.perRow("pos", DType::I64, hq + hk);
+  Tensor table = b.gather("table", DType::F32, 2, pos, rows);
+  Expr c = table.slice(0, 2);
+  b.storeSlice(qk, 0, 2, qk.slice(0, 2, 2) * c);
+  b.storeSlice(qk, 1, 2, qk.slice(1, 2, 2) + c);
+  Kernel k = b.build();
+
+  // q rows have a pitch of 10 (8 used), k rows of 5 (4 used).
+  std::vector<float> q(20), kk(10);
+  for (int i = 0; i < 20; ++i)
+    q[i] = float(i + 1);
+  for (int i = 0; i < 10; ++i)
+    kk[i] = float(-(i + 1));
+  std::vector<float> q0 = q, k0 = kk;
+  std::vector<int64_t> positions = {1, 7};
+  std::vector<float> tab = {0.5f, 2.0f, 3.0f, 4.0f}; // 2 rows of 2
+  Bindings bind;
+  bind.dims = {2, 1, 2};
+  bind.rows = 2 * 3; // 2 tokens x (2 + 1) heads
+  bind.tensors = {host(q, 10), host(kk, 5), host(positions), host(tab)};
+  interpret(k, bind);
+
+  // Token 0, table row 1 = {3, 4}: even elements * {3, 4}, odd + {3, 4}.
+  for (int h = 0; h < 2; ++h) {
+    const float *x = &q0[h * 4];
+    EXPECT_EQ(q[h * 4 + 0], x[0] * 3) << h;
+    EXPECT_EQ(q[h * 4 + 1], x[1] + 3) << h;
+    EXPECT_EQ(q[h * 4 + 2], x[2] * 4) << h;
+    EXPECT_EQ(q[h * 4 + 3], x[3] + 4) << h;
+  }
+  EXPECT_EQ(kk[0], k0[0] * 3);
+  EXPECT_EQ(kk[3], k0[3] + 4);
+  EXPECT_EQ(q[8], q0[8]); // the pitch's padding is untouched
+  EXPECT_EQ(kk[4], k0[4]);
+  // Token 1: position 7 is outside the 2-row table.
+  for (int i = 10; i < 18; ++i)
+    EXPECT_TRUE(std::isnan(q[i])) << i;
+  for (int i = 5; i < 9; ++i)
+    EXPECT_TRUE(std::isnan(kk[i])) << i;
+  EXPECT_EQ(q[18], q0[18]);
+  EXPECT_EQ(kk[9], k0[9]);
+}
+
+TEST(RowMapInterpreter, NegativeIndicesReadNaN) {
+  Builder b("g");
+  Tensor pos = b.perRow("pos", DType::I32);
+  Tensor table = b.gather("table", DType::F32, 1, pos, b.dim("rows"));
+  b.output("y", table * 1.0);
+  Kernel k = b.build();
+  std::vector<int32_t> p = {-1, 0, 1, 2};
+  std::vector<float> tab = {5, 6}, y(4, 0);
+  Bindings bind;
+  bind.dims = {2};
+  bind.rows = 4;
+  bind.tensors = {host(p), host(tab), host(y)};
+  interpret(k, bind);
+  EXPECT_TRUE(std::isnan(y[0]));
+  EXPECT_EQ(y[1], 5);
+  EXPECT_EQ(y[2], 6);
+  EXPECT_TRUE(std::isnan(y[3]));
+}
+
+} // namespace
