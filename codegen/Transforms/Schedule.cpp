@@ -47,18 +47,31 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
   }
 
   LogicalResult schedule(KernelOp k) {
-    // A chunk is 16 bytes of the widest dtype a row access moves.
-    int64_t widest = 1;
+    // A chunk is 16 bytes of the widest dtype a streamed row access moves:
+    // rows of the row program's own. Rows many programs share (weights,
+    // grouped rows, gathered table rows) come from cache and may take two
+    // accesses per chunk (rope's f32 cos/sin with bf16 q: 16-byte q accesses
+    // rather than 8).
+    int64_t widest = 0, widestShared = 1;
     k.walk([&](Operation *op) {
-      Value v;
-      if (auto l = dyn_cast<LoadOp>(op))
+      Value v, tensor;
+      if (auto l = dyn_cast<LoadOp>(op)) {
         v = l.getResult();
-      else if (auto s = dyn_cast<StoreOp>(op))
+        tensor = l.getSource();
+      } else if (auto s = dyn_cast<StoreOp>(op)) {
         v = s.getValue();
-      if (auto tt = v ? dyn_cast<RankedTensorType>(v.getType()) : nullptr)
-        widest = std::max(widest, elementBytes(tt.getElementType()));
+        tensor = s.getDest();
+      }
+      auto tt = v ? dyn_cast<RankedTensorType>(v.getType()) : nullptr;
+      if (!tt)
+        return;
+      bool shared = isa<ColumnVectorType>(tensor.getType()) ||
+                    tensor.getDefiningOp<GroupOp>() ||
+                    tensor.getDefiningOp<GatherOp>();
+      int64_t &w = shared ? widestShared : widest;
+      w = std::max(w, elementBytes(tt.getElementType()));
     });
-    int64_t vector = 16 / widest;
+    int64_t vector = 16 / (widest ? widest : widestShared);
     // The row loads a thread holds across the reductions (the lowering
     // loads the others, weights say, after them).
     int64_t rowLoads = std::max<size_t>(rowLoadsHeld(k).size(), 1);
