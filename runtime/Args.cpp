@@ -65,6 +65,7 @@ public:
                       std::to_string(grid) +
                       " blocks, more than the grid limit of 2^31-1");
     out.gridX = static_cast<uint32_t>(grid);
+    out.gridY = static_cast<uint32_t>(spec.variants[out.variant].gridY);
     return KGEN_OK;
   }
 

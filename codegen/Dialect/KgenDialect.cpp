@@ -42,7 +42,7 @@ Type mlir::kgen::getTensorElementType(Type t) {
 LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    int64_t vector, int64_t threadsPerRow,
                                    int64_t rowsPerBlock, int64_t chunks,
-                                   bool reread) {
+                                   bool reread, int64_t tiles) {
   if (vector < 1 || vector > 16)
     return emitError() << "vector must be in [1, 16], got " << vector;
   if (threadsPerRow < 1 || threadsPerRow > 1024 ||
@@ -56,5 +56,11 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << " threads is outside [1, 1024]";
   if (chunks < 0)
     return emitError() << "chunks must be >= 0, got " << chunks;
+  if (tiles < 1 || tiles > 65535)
+    return emitError() << "tiles must be in [1, 65535] (the grid's y), got "
+                       << tiles;
+  if (tiles > 1 && (reread || chunks < 1))
+    return emitError() << "tiles > 1 needs rows held in registers "
+                          "(reread = false, chunks >= 1)";
   return success();
 }

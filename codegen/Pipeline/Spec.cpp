@@ -101,6 +101,7 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
         {"entry", kop.getSymName().str()},
         {"block", s.getThreadsPerRow() * s.getRowsPerBlock()},
         {"rows_per_block", s.getRowsPerBlock()},
+        {"grid_y", s.getTiles()},
         {"shared_bytes", 0}, // reductions use static shared memory
         {"tensor_align", std::move(align)},
         {"dim_multiple", std::move(multiple)},
@@ -108,6 +109,7 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
         {"schedule", json::Object{{"vector", s.getVector()},
                                   {"threads_per_row", s.getThreadsPerRow()},
                                   {"chunks", s.getChunks()},
+                                  {"tiles", s.getTiles()},
                                   {"reread", s.getReread()}}}};
     if (auto n = kop->getAttrOfType<IntegerAttr>(mlir::kgen::kExactDomainAttr))
       variant["exact_domain"] = n.getInt();

@@ -50,6 +50,8 @@ void RowLowering::emitPrologue() {
   int64_t tpr = sched.getThreadsPerRow(), rpb = sched.getRowsPerBlock();
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value bid = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  if (sched.getTiles() > 1)
+    tileIndex = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
   lane = arith::RemUIOp::create(b, loc, tid, cIndex(tpr));
   rowInBlock = arith::DivUIOp::create(b, loc, tid, cIndex(tpr));
   Value rawRow = toI64(arith::AddIOp::create(
@@ -231,15 +233,23 @@ Value RowLowering::chunkValue(Value v, Chunk &c) {
 }
 
 Chunk RowLowering::makeChunk(Value j, std::optional<int64_t> staticJ) {
-  int64_t tpr = sched.getThreadsPerRow();
+  int64_t tpr = sched.getThreadsPerRow(), tiles = sched.getTiles();
   Chunk c;
+  if (tiles > 1) // chunk j of this block's tile
+    j = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, tileIndex,
+                                      cIndex(sched.getChunks())),
+        j);
   c.e0 = arith::MulIOp::create(
       b, loc,
       arith::AddIOp::create(
           b, loc, arith::MulIOp::create(b, loc, j, cIndex(tpr)), lane),
       cIndex(vec));
-  if (staticJ && staticLength && (*staticJ + 1) * tpr * vec <= *staticLength)
-    return c; // every thread's chunk j lies inside the row
+  // Every thread's chunk j lies inside the row, in every tile.
+  int64_t lastTile = (tiles - 1) * sched.getChunks();
+  if (staticJ && staticLength &&
+      (lastTile + *staticJ + 1) * tpr * vec <= *staticLength)
+    return c;
   Value end = arith::AddIOp::create(b, loc, c.e0, cIndex(vec));
   c.fullCond =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, end, length);

@@ -174,6 +174,11 @@ void RowLowering::storeScalar(StoreOp op, Value v) {
   Value first =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, cIndex(0));
   Value cond = arith::AndIOp::create(b, loc, rowValid, first);
+  if (tileIndex) // one tile writes the row's scalars
+    cond = arith::AndIOp::create(
+        b, loc, cond,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tileIndex,
+                              cIndex(0)));
   OpBuilder::InsertionGuard g(b);
   auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, cond, false);
   b.setInsertionPoint(ifOp.thenBlock()->getTerminator());

@@ -100,6 +100,27 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
             llvm::PowerOf2Ceil(llvm::divideCeil(nvec, target)), 32, cap);
       };
       tpr = threadsFor(kMaxThreadsPerRow);
+      if (threadsPerRow)
+        tpr = threadsPerRow;
+      // Without reductions nothing ties a row to one block: a long row is
+      // split into tiles of a few chunks per thread over the grid's y, so
+      // that a handful of rows (decode) still spreads over many SMs and no
+      // thread holds much. Tiles that divide the row need no masks.
+      if (!reduces && (int64_t)llvm::divideCeil(nvec, tpr) > target) {
+        int64_t c = target;
+        if (nvec % (tpr * c) != 0 && nvec % tpr == 0)
+          c = 1;
+        int64_t tiles = llvm::divideCeil(nvec, tpr * c);
+        int64_t rpb = rowsPerBlock ? rowsPerBlock
+                                   : std::max<int64_t>(1, kTargetBlock / tpr);
+        auto attr = ScheduleAttr::getChecked(
+            [&] { return k.emitOpError("invalid schedule: "); },
+            k.getContext(), vector, tpr, rpb, c, false, tiles);
+        if (!attr)
+          return failure();
+        k.setScheduleAttr(attr);
+        return success();
+      }
       // The row fits when it takes at most half the registers a thread of a
       // block this wide can have.
       auto fits = [&](int64_t t) {
@@ -122,7 +143,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
         rowsPerBlock ? rowsPerBlock : std::max<int64_t>(1, kTargetBlock / tpr);
     auto attr = ScheduleAttr::getChecked(
         [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
-        vector, tpr, rpb, chunks, reread);
+        vector, tpr, rpb, chunks, reread, int64_t(1));
     if (!attr)
       return failure();
     k.setScheduleAttr(attr);

@@ -385,6 +385,26 @@ kgen.kernel @chunks_negative(%x: !kgen.rows<f32> {kgen.name = "x"})
 
 // -----
 
+// expected-error@+2 {{tiles must be in [1, 65535] (the grid's y), got 0}}
+kgen.kernel @tiles_zero(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 32, rowsPerBlock = 1, chunks = 1, reread = false, tiles = 0>} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
+// expected-error@+2 {{tiles > 1 needs rows held in registers (reread = false, chunks >= 1)}}
+kgen.kernel @tiles_reread(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 32, rowsPerBlock = 1, chunks = 1, reread = true, tiles = 2>} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // Row maps: kgen.group, kgen.heads, kgen.gather
 //===----------------------------------------------------------------------===//

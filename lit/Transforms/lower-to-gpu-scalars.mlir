@@ -25,3 +25,36 @@ kgen.kernel @scale_rows(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = 
   kgen.store %o, %y[%c0] {vector_width = 4 : i64} : tensor<64xf32>, !kgen.rows<f32>
   kgen.return
 }
+
+// -----
+
+// A row split into tiles over the grid's y: chunk j of tile t starts at
+// element ((t * chunks + j) * threads_per_row + lane) * vector, and only
+// tile 0 writes the per-row scalar. 24 elements in 2 tiles of 2 chunks of 4
+// by 2 threads: 32 slots, so the chunks need masks.
+// CHECK-LABEL: gpu.func @tiled(
+// CHECK: %[[TILE:.+]] = gpu.block_id y
+// CHECK: %[[T2:.+]] = arith.muli %[[TILE]], %{{.+}} : index
+// CHECK: arith.addi %[[T2]], %{{.+}} : index
+// CHECK: scf.if
+// CHECK: %[[FIRST:.+]] = arith.cmpi eq, %[[TILE]], %{{.+}} : index
+// CHECK: %[[ONE:.+]] = arith.andi %{{.+}}, %[[FIRST]] : i1
+// CHECK: scf.if %[[ONE]] {
+// CHECK-NEXT: llvm.store %{{.+}}, %{{.+}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
+kgen.kernel @tiled(%x: !kgen.rows<f32> {kgen.name = "x", kgen.align = 16 : i64},
+                   %s: !kgen.scalars<f32> {kgen.name = "s"},
+                   %y: !kgen.rows<f32> {kgen.name = "y", kgen.align = 16 : i64},
+                   %t: !kgen.scalars<f32> {kgen.name = "t"})
+    attributes {dims = {n = 24 : i64}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 2, rowsPerBlock = 128, chunks = 2, reread = false, tiles = 2>} {
+  %n = arith.constant 24 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<24xf32>
+  %sv = kgen.load %s : !kgen.scalars<f32> -> f32
+  %b = kgen.broadcast %sv : f32 -> tensor<24xf32>
+  %o = arith.mulf %a, %b : tensor<24xf32>
+  kgen.store %o, %y[%c0] {vector_width = 4 : i64} : tensor<24xf32>, !kgen.rows<f32>
+  %d = arith.addf %sv, %sv : f32
+  kgen.store %d, %t : f32, !kgen.scalars<f32>
+  kgen.return
+}

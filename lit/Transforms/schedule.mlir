@@ -36,11 +36,12 @@ kgen.kernel @bf16_4096(%x: !kgen.rows<bf16> {kgen.name = "x"},
   kgen.return
 }
 
-// The same row without a reduction: 256 threads x 2 chunks.
+// The same row without a reduction: 256 threads x 2 chunks. With 32 threads
+// per row it would take 16 chunks each: the row is split into 8 tiles of 2.
 // CHECK-LABEL: kgen.kernel @bf16_4096_elementwise(
 // CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 2, reread = false>
 // TPR32-LABEL: kgen.kernel @bf16_4096_elementwise(
-// TPR32-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 16, reread = true>
+// TPR32-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 2, reread = false, tiles = 8>
 kgen.kernel @bf16_4096_elementwise(%x: !kgen.rows<bf16> {kgen.name = "x"},
                                    %y: !kgen.rows<bf16> {kgen.name = "y"})
     attributes {dims = {n = 4096 : i64}} {
@@ -69,9 +70,10 @@ kgen.kernel @f32_4096(%x: !kgen.rows<f32> {kgen.name = "x"},
 }
 
 // Loads bf16 but stores f32: the widest access (f32) sets the chunk to 4.
-// 1024 chunks, elementwise -> at most 256 threads, 4 chunks each.
+// 1024 chunks, elementwise -> at most 256 threads; with no reduction the row
+// is split over the grid's y into 2 tiles of 2 chunks per thread.
 // CHECK-LABEL: kgen.kernel @mixed_widest_store(
-// CHECK-SAME: schedule = #kgen.schedule<vector = 4, threadsPerRow = 256, rowsPerBlock = 1, chunks = 4, reread = false>
+// CHECK-SAME: schedule = #kgen.schedule<vector = 4, threadsPerRow = 256, rowsPerBlock = 1, chunks = 2, reread = false, tiles = 2>
 kgen.kernel @mixed_widest_store(%x: !kgen.rows<bf16> {kgen.name = "x"},
                                 %y: !kgen.rows<f32> {kgen.name = "y"})
     attributes {dims = {n = 4096 : i64}} {
