@@ -39,7 +39,7 @@ fi
 
 echo "== kgen-gpu-tests ($(grep -vc '^#' "$dir/kernels/manifest.tsv") kernels)"
 t0=$(date +%s)
-KGEN_KERNEL_DIR="$dir/kernels" timeout -k 10 "${KGEN_GPU_TEST_TIMEOUT:-300}" \
+KGEN_KERNEL_DIR="$dir/kernels" timeout -k 10 "${KGEN_GPU_TEST_TIMEOUT:-480}" \
   "$tests" > "$out/gpu-tests.txt" 2>&1
 trc=$?
 t1=$(date +%s)
@@ -56,7 +56,7 @@ nfail=$(grep -oE '^\[  FAILED  \] [0-9]+ tests?' "$log" | grep -oE '[0-9]+' || e
 if [ "$trc" -ne 0 ]; then
   echo "exit code $trc after $((t1 - t0)) s$( [ "$trc" -ge 124 ] && echo ' (timeout or killed)')"
   echo "-- failed tests:"
-  grep -E '^\[  FAILED  \] KgenGpu[^ ]*$' "$log" | head -n 40
+  grep -E '^\[  FAILED  \] KgenGpu[^ ,]*(,|$)' "$log" | head -n 40
   echo "-- first failure messages:"
   grep -E '\(seed [0-9]+\)|Failure$|GPU checker|context is unusable|kgen_launch|interpret:' "$log" |
     grep -v 'Failure$' | cut -c1-400 | head -n 25

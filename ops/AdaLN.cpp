@@ -6,9 +6,12 @@ namespace kgen::ops {
 // DiT's modulate(norm(x), shift, scale) = norm(x) * (1 + scale) + shift on
 // x [B*N, C], with scale and shift [B, C] picked by row / N (N tokens per
 // batch item). norm is F.layer_norm without affine parameters (mean and
-// biased variance in f32) or, for the rms form, x * rsqrt(mean(x^2) + eps)
-// in f32; it is rounded to the dtype, then the modulation is done op by op
-// in the dtype, as PyTorch evaluates DiT's formula.
+// biased variance in f32) or, for the rms form, x * rsqrt(mean(x^2) + eps).
+// Everything is computed in f32 and rounded once, as a fused kernel
+// (torch.compile's) does. Eager PyTorch rounds norm(x) and each step of the
+// modulation to the dtype; when + shift cancels, one such rounding of the
+// intermediate becomes an error of many ulps of the result, which a
+// reference must not carry.
 Kernel adaLN(DType dt, bool rms) {
   Builder b(rms ? "adaln_rmsnorm" : "adaln");
   Len hidden = b.dim("hidden");
@@ -25,7 +28,8 @@ Kernel adaLN(DType dt, bool rms) {
     Expr centered = xf - mean(xf);
     normed = centered * rsqrt(mean(centered * centered) + eps);
   }
-  b.output("y", normed.to(dt) * (1.0 + scale) + shift);
+  b.output("y", (normed * (1.0 + scale.to(DType::F32)) + shift.to(DType::F32))
+                    .to(dt));
   return b.build();
 }
 

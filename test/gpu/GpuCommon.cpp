@@ -496,6 +496,11 @@ void parallelFor(size_t n, const std::function<void(size_t)> &fn,
     t.join();
 }
 
+bool &noGpuSkipFlag() {
+  static bool skipped = false;
+  return skipped;
+}
+
 std::string humanBytes(double bytes) {
   const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;

@@ -135,6 +135,11 @@ private:
 void parallelFor(size_t n, const std::function<void(size_t)> &fn,
                  unsigned threads = 0);
 
+/// Set by a GPU test that skipped for want of KGEN_KERNEL_DIR, a driver or a
+/// GPU: kgen-gpu-tests' main() then exits 77 (ctest: skipped) if nothing
+/// failed.
+bool &noGpuSkipFlag();
+
 /// "1.5 GiB"
 std::string humanBytes(double bytes);
 

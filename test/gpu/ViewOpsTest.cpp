@@ -1,0 +1,805 @@
+//===- ViewOpsTest.cpp - Ops over heads, gathers and grouped rows on a GPU ===//
+//
+// KernelTest.cpp knows ops with one dim over plain [rows, n] tensors. The ops
+// whose tensors have a RowMap (dsl/Graph.h) are tested here: rope_* (q and k
+// heads rotated in place by a cos/sin cache gathered by positions), rope_hf
+// (out of place, cos/sin [T, head_dim] grouped by heads) and adaln* (scale
+// and shift [B, C] grouped by tokens_per_batch). One test per bundle kernel
+// (adaln: per length, the specialized and the dynamic kernel together).
+//
+// Each case lays the tensors out in device allocations, runs interpret() on
+// host copies of the same initial contents and, after the launch, copies back
+// every allocation whole:
+//  - elements a store of the kernel writes must match the interpreter within
+//    defaultTolerance (NaN only where the reference is NaN: a position
+//    outside the cache);
+//  - every other element must be unchanged bit for bit: the pass-through
+//    part of partial rope, inputs, row padding, the 64-byte guard after each
+//    allocation and the element before a misaligned base. Padding, guards and
+//    the v part of a fused qkv are 0xFF bytes (NaN in every float dtype), so
+//    a kernel that reads them also spreads NaN into its results.
+// Layouts: contiguous; every base one element further (the runtime must pick
+// the fallback variant, the last); strided (rope: q and k as views of a fused
+// qkv row, the cache with padded rows; adaln: padded rows).
+//
+// Environment (see KernelTest.cpp, which has main()): KGEN_KERNEL_DIR
+// (unset: skip), KGEN_GPU_TEST_SEED, KGEN_GPU_TEST_FAKE_CUDA and
+// KGEN_GPU_TEST_LENGTHS (the adaln lengths instead of the bundle's own and
+// ExtraAdaLNLengths).
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuCommon.h"
+
+#include "dsl/Float.h"
+#include "dsl/Interpreter.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <mutex>
+#include <numeric>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include <unistd.h>
+
+using namespace kgen;
+using namespace kgen::gpu;
+
+namespace {
+
+constexpr int64_t GuardBytes = 64;
+constexpr int64_t MaxPos = 4096;
+/// adaln lengths run besides the bundle's specialized ones: the dynamic
+/// kernel alone where the bundle has no specialized kernel (1000 never has
+/// one; 100, 1152 and 3072 unless bundled), with it otherwise.
+constexpr int64_t ExtraAdaLNLengths[] = {100, 1000, 1152, 3072};
+
+uint64_t seed() {
+  static uint64_t s = []() -> uint64_t {
+    if (const char *e = std::getenv("KGEN_GPU_TEST_SEED"))
+      return std::strtoull(e, nullptr, 10);
+    auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+    return (uint64_t(now) ^ (uint64_t(getpid()) << 20)) % 1000000;
+  }();
+  return s;
+}
+
+/// Set when a launch left the context unusable: later tests fail at once.
+std::string contextBroken;
+
+/// splitmix64: cheap enough to fill megabytes per case.
+struct Rng {
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  double uniform(double lo, double hi) {
+    return lo + (hi - lo) * double(next() >> 11) * 0x1p-53;
+  }
+};
+
+/// One device allocation and its host copies.
+struct Buf {
+  std::string name;
+  DType dtype;
+  int64_t elem = 0;
+  std::vector<uint8_t> init;    ///< before the launch
+  std::vector<uint8_t> ref;     ///< after interpret()
+  std::vector<uint8_t> written; ///< per element: a kernel store writes it
+  DeviceBuffer dev;
+  int64_t elems() const { return int64_t(init.size()) / elem; }
+};
+
+/// Where a DSL tensor lies: `rows` rows of `len` elements, `stride` apart
+/// from element `offset` of buffer `buf`.
+struct View {
+  int buf = -1;
+  int64_t offset = 0, stride = 0, len = 0, rows = 0;
+  bool passStride = false; ///< else row_stride 0 (contiguous) is passed
+};
+
+struct Case {
+  std::string what;
+  std::map<std::string, int64_t> dims;
+  int64_t rows = 0;
+  std::vector<Buf> bufs;
+  std::vector<View> views; ///< by DSL tensor index
+  /// Rows (tokens) whose written elements are NaN: positions outside the
+  /// cache. The inputs are finite, so nothing else may be NaN.
+  std::vector<bool> nanRows;
+};
+
+enum class Lay { Contiguous, Misaligned, Strided };
+
+int tensorIndex(const Kernel &k, const std::string &name) {
+  for (size_t t = 0; t < k.tensors.size(); ++t)
+    if (k.tensors[t].name == name)
+      return int(t);
+  throw std::runtime_error(k.name + " has no tensor '" + name + "'");
+}
+
+/// A new allocation of `elems` elements and the guard, all poison.
+int addBuf(Case &c, const std::string &name, DType dt, int64_t elems) {
+  Buf b{name, dt, sizeInBytes(dt)};
+  b.init.assign((elems + std::max<int64_t>(1, GuardBytes / b.elem)) * b.elem,
+                0xff);
+  c.bufs.push_back(std::move(b));
+  return int(c.bufs.size()) - 1;
+}
+
+/// Places tensor `name` in buffer `buf` (-1: one of its own); an input's rows
+/// get uniform values in [lo, hi].
+void place(const Kernel &k, Case &c, const std::string &name, int buf,
+           int64_t offset, int64_t rows, int64_t len, int64_t stride,
+           bool passStride, Rng &rng, double lo = -3, double hi = 3) {
+  int t = tensorIndex(k, name);
+  const TensorDecl &td = k.tensors[t];
+  if (buf < 0)
+    buf = addBuf(c, name, td.dtype, offset + rows * stride);
+  c.views.resize(k.tensors.size());
+  c.views[t] = View{buf, offset, stride, len, rows, passStride};
+  Buf &b = c.bufs[buf];
+  // In parallel (a cos/sin cache is up to 1M elements per case), a stream
+  // per row.
+  uint64_t base = rng.next();
+  parallelFor(td.isInput ? rows : 0, [&](size_t r) {
+    Rng row{base ^ (r * 0xd1b54a32d192ed03ull)};
+    for (int64_t i = 0; i < len; ++i)
+      encode(td.dtype, row.uniform(lo, hi),
+             b.init.data() + (offset + r * stride + i) * b.elem);
+  });
+}
+
+/// Elements in 16 bytes: rows padded by this stay 16-byte aligned.
+int64_t pad16(DType dt) { return std::max<int64_t>(1, 16 / sizeInBytes(dt)); }
+
+/// rope_* (in place) or rope_hf: T tokens of hq + hk heads. Contiguous: q,
+/// k (and q_out, k_out) in buffers of their own; otherwise q and k are views
+/// of vLLM's fused qkv row (v stays poison: never read), q_out and k_out of
+/// one output row with 16 bytes of padding.
+Case ropeCase(const Kernel &k, bool hf, int64_t T, int64_t hq, int64_t hk,
+              Lay lay, const std::vector<int64_t> &pos, Rng &rng) {
+  Case c;
+  DType dt = k.tensors[tensorIndex(k, "q")].dtype;
+  int64_t D = k.tensors[tensorIndex(k, "q")].map.subLength.constant;
+  int64_t off = lay == Lay::Misaligned;
+  c.dims = {{"q_heads", hq}, {"k_heads", hk}};
+  c.rows = T * (hq + hk);
+  for (const char *suffix : {"", "_out"}) {
+    std::string q = std::string("q") + suffix, k2 = std::string("k") + suffix;
+    if (*suffix && !hf)
+      break;
+    if (lay == Lay::Contiguous) {
+      place(k, c, q, -1, 0, T, hq * D, hq * D, false, rng);
+      place(k, c, k2, -1, 0, T, hk * D, hk * D, false, rng);
+      continue;
+    }
+    int64_t w = *suffix ? (hq + hk) * D + pad16(dt) : (hq + 2 * hk) * D;
+    int b = addBuf(c, *suffix ? "qk_out" : "qkv", dt, off + T * w);
+    place(k, c, q, b, off, T, hq * D, w, true, rng);
+    place(k, c, k2, b, off + hq * D, T, hk * D, w, true, rng);
+  }
+  if (hf) {
+    for (const char *n : {"cos", "sin"})
+      place(k, c, n, -1, off, T, D, D, false, rng, -1, 1);
+    return c;
+  }
+  c.dims["max_pos"] = MaxPos;
+  place(k, c, "positions", -1, off, T, 1, 1, false, rng);
+  Buf &p = c.bufs.back();
+  for (int64_t t = 0; t < T; ++t)
+    encode(p.dtype, double(pos[t]), p.init.data() + (off + t) * p.elem);
+  const TensorDecl &cache = k.tensors[tensorIndex(k, "cos_sin_cache")];
+  int64_t r = cache.rowLength.constant;
+  place(k, c, "cos_sin_cache", -1, off, MaxPos, r,
+        r + (lay == Lay::Strided ? pad16(cache.dtype) : 0), lay == Lay::Strided,
+        rng, -1, 1);
+  return c;
+}
+
+/// adaln*: B batch items of N tokens of C channels.
+Case adalnCase(const Kernel &k, int64_t B, int64_t N, int64_t C, Lay lay,
+               Rng &rng) {
+  Case c;
+  int64_t a = pad16(k.tensors[tensorIndex(k, "x")].dtype);
+  int64_t off = lay == Lay::Misaligned;
+  bool pass = lay == Lay::Strided;
+  int64_t s = pass ? (C + a - 1) / a * a + a : C;
+  c.dims = {{"hidden", C}, {"tokens_per_batch", N}};
+  c.rows = B * N;
+  place(k, c, "x", -1, off, B * N, C, s, pass, rng);
+  place(k, c, "scale", -1, off, B, C, s, pass, rng, -1, 1);
+  place(k, c, "shift", -1, off, B, C, s, pass, rng, -1, 1);
+  place(k, c, "y", -1, off, B * N, C, s, pass, rng);
+  return c;
+}
+
+/// Marks the elements the kernel's stores write (Buf::written).
+void markWritten(const Kernel &k, Case &c, const std::vector<int64_t> &dims) {
+  int64_t domain = k.domain.eval(dims);
+  for (Buf &b : c.bufs)
+    b.written.assign(b.elems(), 0);
+  for (size_t t = 0; t < k.tensors.size(); ++t) {
+    const TensorDecl &td = k.tensors[t];
+    if (!td.isWritten)
+      continue;
+    const View &v = c.views[t];
+    int64_t sub = td.map.subLength.eval(dims);
+    int64_t count = sub ? td.map.subCount.eval(dims) : 1;
+    int64_t len = sub ? sub : v.len;
+    // The stores of a heads() view name its first part and write them all.
+    int head = td.map.head >= 0 ? td.map.head : int(t);
+    std::vector<char> cols(len);
+    for (const Store &s : k.stores)
+      for (int64_t i = 0; s.tensor == head && i < domain; ++i)
+        cols[td.layout == Layout::RowScalar
+                 ? 0
+                 : s.start.eval(dims) + i * s.stride] = 1;
+    for (int64_t r = 0; r < v.rows; ++r)
+      for (int64_t j = 0; j < count; ++j)
+        for (int64_t i = 0; i < len; ++i)
+          if (cols[i])
+            c.bufs[v.buf].written[v.offset + r * v.stride + j * len + i] = 1;
+  }
+}
+
+/// interpret() on Buf::ref (a copy of init), in parallel over chunks of row
+/// programs. A chunk is whole groups (a group shares its grouped rows, its
+/// position, its token's heads) or, where every grouped tensor has the one
+/// group and none has sub-rows (adaln), a part of one group (B = 1 is one
+/// group).
+std::string reference(const Kernel &k, Case &c,
+                      const std::vector<int64_t> &dims,
+                      const std::vector<double> &params) {
+  for (Buf &b : c.bufs)
+    b.ref = b.init;
+  auto group = [&](const TensorDecl &td) -> int64_t { // 0: not split
+    bool split = td.layout != Layout::Vector && td.map.gather < 0;
+    return split ? td.map.group.eval(dims) : 0;
+  };
+  int64_t g = 1;
+  for (const TensorDecl &td : k.tensors)
+    g = std::lcm(g, std::max<int64_t>(1, group(td)));
+  bool inGroup = true;
+  for (const TensorDecl &td : k.tensors)
+    inGroup &=
+        td.map.subLength.eval(dims) == 0 && (group(td) <= 1 || group(td) == g);
+  if (c.rows % g)
+    return "rows are not whole groups of " + std::to_string(g);
+  int64_t groups = c.rows / g, per = (groups + 63) / 64;
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (int64_t q = 0; q < groups; q += per) {
+    int64_t f = q * g, l = std::min(groups, q + per) * g;
+    int64_t parts = inGroup && per == 1 ? std::max<int64_t>(1, 64 / groups) : 1;
+    for (int64_t j = 0; j < parts; ++j)
+      ranges.push_back(
+          {f + (l - f) * j / parts, f + (l - f) * (j + 1) / parts});
+  }
+  std::mutex m;
+  std::string err;
+  parallelFor(ranges.size(), [&](size_t i) {
+    auto [first, last] = ranges[i];
+    Bindings b{dims, last - first, {}, params};
+    for (size_t t = 0; t < k.tensors.size(); ++t) {
+      const View &v = c.views[t];
+      Buf &buf = c.bufs[v.buf];
+      int64_t at = v.offset;
+      if (int64_t gt = group(k.tensors[t]))
+        at += first / gt * v.stride;
+      b.tensors.push_back({buf.ref.data() + at * buf.elem, v.stride});
+    }
+    try {
+      interpret(k, b);
+    } catch (const std::exception &e) {
+      std::lock_guard<std::mutex> lock(m);
+      err = e.what();
+    }
+  });
+  return err;
+}
+
+/// The tensor, row and column of element i of buffer `buf`; tensor -1 for
+/// padding and guards.
+std::tuple<int, int64_t, int64_t> locate(const Case &c, int buf, int64_t i) {
+  for (size_t t = 0; t < c.views.size(); ++t) {
+    const View &v = c.views[t];
+    int64_t rel = i - v.offset;
+    if (v.buf == buf && rel >= 0 && rel / v.stride < v.rows &&
+        rel % v.stride < v.len)
+      return {int(t), rel / v.stride, rel % v.stride};
+  }
+  return {-1, 0, 0};
+}
+
+/// "q row 3 col 17", or the buffer element of padding and guards.
+std::string where(const Kernel &k, const Case &c, int buf, int64_t i) {
+  auto [t, row, col] = locate(c, buf, i);
+  if (t < 0)
+    return c.bufs[buf].name + " element " + std::to_string(i) +
+           " (padding or guard)";
+  return k.tensors[t].name + " row " + std::to_string(row) + " col " +
+         std::to_string(col);
+}
+
+/// The elements i in [0, n) for which f(i, worst) holds, counted in
+/// parallel; the first in `first` (-1 if none); f may raise `worst`.
+int64_t countIf(int64_t n, const std::function<bool(int64_t, double &)> &f,
+                int64_t &first, double &worst) {
+  int64_t chunks = std::min<int64_t>(n, 64);
+  std::vector<int64_t> count(chunks), firsts(chunks, -1);
+  std::vector<double> worsts(chunks);
+  parallelFor(chunks, [&](size_t p) {
+    for (int64_t i = n * p / chunks; i < n * int64_t(p + 1) / chunks; ++i)
+      if (f(i, worsts[p]) && !count[p]++)
+        firsts[p] = i;
+  });
+  int64_t total = 0;
+  first = -1;
+  for (int64_t p = 0; p < chunks; ++p) {
+    total += count[p];
+    first = first < 0 ? firsts[p] : first;
+    worst = std::max(worst, worsts[p]);
+  }
+  return total;
+}
+
+/// The vector variants need 16-byte aligned bases and row strides.
+bool aligned(const Kernel &k, const Case &c) {
+  for (size_t t = 0; t < k.tensors.size(); ++t) {
+    const View &v = c.views[t];
+    int64_t e = c.bufs[v.buf].elem;
+    if ((v.offset * e) % 16 ||
+        (k.tensors[t].layout == Layout::Rows && (v.stride * e) % 16))
+      return false;
+  }
+  return true;
+}
+
+/// The first variant whose conditions hold, as the runtime picks: "_vec"
+/// and "_vec_nN" (rows of exactly N elements) need aligned tensors and
+/// their dim_multiple; the last variant (the fallback) takes anything.
+size_t expectedVariant(const RtKernel &k, const Case &c, bool isAligned,
+                       int64_t domain) {
+  for (size_t v = 0; isAligned && v + 1 < k.variants.size(); ++v) {
+    const std::string &name = k.variants[v];
+    size_t at = name.rfind("_vec");
+    bool fits = at != std::string::npos;
+    for (const auto &[dim, m] : k.dimMultiple[v])
+      fits &= c.dims.count(dim) && c.dims.at(dim) % m == 0;
+    if (fits && name.compare(at, 6, "_vec_n") == 0)
+      fits = std::stoll(name.substr(at + 6)) == domain;
+    if (fits)
+      return v;
+  }
+  return k.variants.size() - 1;
+}
+
+/// One rope kernel or one adaln length (its specialized and dynamic
+/// kernels), or a placeholder that skips.
+struct TestSpec {
+  std::string name, skip;
+  bool noGpu = false; ///< the skip is for want of KGEN_KERNEL_DIR (exit 77)
+  std::optional<ManifestEntry> spec, dyn;
+  int64_t length = 0;
+};
+
+void PrintTo(const TestSpec &s, std::ostream *os) { *os << s.name; }
+
+class ViewOpTest : public ::testing::TestWithParam<TestSpec> {
+protected:
+  void run();
+  void testRope(bool hf);
+  void testAdaLN();
+  /// Interprets, then launches every kernel on `c` and compares; false after
+  /// a failure that makes going on pointless.
+  bool runCase(Case &c);
+  bool launch(const RtKernel &k, Case &c, int64_t domain, bool isAligned);
+  void compare(const std::string &what, const Case &c, int buf,
+               const std::vector<uint8_t> &got);
+
+  const rt::Driver *d = nullptr;
+  std::vector<const RtKernel *> kernels;
+  Kernel dsl;
+  const ops::OpDef *op = nullptr;
+  int cases = 0, launches = 0;
+  double worst = 0;
+  std::map<std::string, int> variantUse;
+};
+
+bool ViewOpTest::runCase(Case &c) {
+  ++cases;
+  c.what += " (seed " + std::to_string(seed()) + ")";
+  SCOPED_TRACE(c.what);
+  for (size_t t = 0; t < dsl.tensors.size(); ++t)
+    if (t >= c.views.size() || c.views[t].buf < 0)
+      throw std::runtime_error("the test does not place tensor '" +
+                               dsl.tensors[t].name + "'");
+  std::vector<int64_t> dims;
+  for (const std::string &d : dsl.dims)
+    if (c.dims.count(d))
+      dims.push_back(c.dims.at(d));
+    else
+      throw std::runtime_error("the test does not set dim '" + d + "'");
+  markWritten(dsl, c, dims);
+  std::vector<double> params;
+  for (const ParamDecl &p : dsl.params)
+    params.push_back(op->scalars.count(p.name) ? op->scalars.at(p.name) : 0.0);
+  std::string err = reference(dsl, c, dims, params);
+  if (!err.empty()) {
+    ADD_FAILURE() << "interpret: " << err;
+    return false;
+  }
+  // The mask is the test's reading of the stores: the interpreter must
+  // write exactly there, and give NaN exactly where the case expects it.
+  for (size_t b = 0; b < c.bufs.size(); ++b) {
+    const Buf &buf = c.bufs[b];
+    int64_t first;
+    double unused = 0;
+    auto wrong = [&](int64_t i, double &) {
+      const uint8_t *r = buf.ref.data() + i * buf.elem;
+      if (!buf.written[i])
+        return std::memcmp(r, buf.init.data() + i * buf.elem, buf.elem) != 0;
+      int64_t row = std::get<1>(locate(c, int(b), i));
+      bool nan = row < int64_t(c.nanRows.size()) && c.nanRows[row];
+      return std::isnan(decode(buf.dtype, r)) != nan;
+    };
+    if (countIf(buf.elems(), wrong, first, unused)) {
+      ADD_FAILURE() << "interpret() disagrees with the test at "
+                    << where(dsl, c, int(b), first)
+                    << ": it wrote where no store writes, or its NaN are not "
+                       "where the case expects them";
+      return false;
+    }
+  }
+  for (Buf &b : c.bufs)
+    if (!b.dev.allocate(d, b.init.size(), err)) {
+      ADD_FAILURE() << err;
+      return false;
+    }
+  bool isAligned = aligned(dsl, c);
+  for (const RtKernel *k : kernels)
+    if (!launch(*k, c, dsl.domain.eval(dims), isAligned))
+      return false;
+  return !HasFatalFailure();
+}
+
+bool ViewOpTest::launch(const RtKernel &k, Case &c, int64_t domain,
+                        bool isAligned) {
+  std::string what = k.entry.name + ": ";
+  std::vector<kgen_arg> args;
+  // By the spec's param names: its order is not assumed.
+  for (const kgen_param_info &pi : k.params) {
+    kgen_arg a{pi.kind, pi.dtype};
+    if (pi.kind == KGEN_ARG_TENSOR) {
+      int t = tensorIndex(dsl, pi.name);
+      EXPECT_EQ(pi.dtype, toKgen(dsl.tensors[t].dtype))
+          << what << "the spec's dtype of " << pi.name << " is not the DSL's";
+      const View &v = c.views[t];
+      const Buf &b = c.bufs[v.buf];
+      a.ptr = reinterpret_cast<const void *>(b.dev.ptr() + v.offset * b.elem);
+      a.row_stride = v.passStride ? v.stride : 0;
+    } else if (pi.kind == KGEN_ARG_SCALAR) {
+      double s = op->scalars.count(pi.name) ? op->scalars.at(pi.name) : 0.0;
+      a.f = s;
+      a.i = int64_t(s);
+    } else if (c.dims.count(pi.name)) {
+      a.i = c.dims.at(pi.name);
+    } else {
+      ADD_FAILURE() << what << "the spec has a dim '" << pi.name
+                    << "' the test does not set";
+      return false;
+    }
+    args.push_back(a);
+  }
+  size_t variant = 0;
+  if (kgen_select_variant(k.k, args.data(), args.size(), c.rows, &variant) !=
+      KGEN_OK) {
+    ADD_FAILURE() << what << "kgen_select_variant: " << kgen_last_error();
+    return false;
+  }
+  EXPECT_EQ(k.variants[variant],
+            k.variants[expectedVariant(k, c, isAligned, domain)])
+      << what << "the runtime picked another variant";
+  const std::string &entry = k.variants[variant];
+  what += entry + ": ";
+  ++variantUse[entry.substr(entry.rfind('_') + 1)];
+
+  auto cuOk = [&](CUresult r, const char *call) {
+    if (r != CUDA_SUCCESS) {
+      contextBroken = what + c.what + ": " + d->errorText(r, call);
+      ADD_FAILURE() << contextBroken;
+    }
+    return r == CUDA_SUCCESS;
+  };
+  // The previous kernel wrote in place: start from the same contents.
+  for (Buf &b : c.bufs)
+    if (!cuOk(d->memcpyHtoD(b.dev.ptr(), b.init.data(), b.init.size()),
+              "cuMemcpyHtoD"))
+      return false;
+  kgen_status st = kgen_launch(k.k, args.data(), args.size(), c.rows, nullptr);
+  if (st != KGEN_OK) {
+    if (st == KGEN_ERROR_CUDA)
+      contextBroken = what + c.what + ": " + kgen_last_error();
+    ADD_FAILURE() << what << "kgen_launch: " << kgen_last_error();
+    return false;
+  }
+  if (!cuOk(d->ctxSynchronize(), "cuCtxSynchronize"))
+    return false;
+  ++launches;
+  for (size_t b = 0; b < c.bufs.size(); ++b) {
+    std::vector<uint8_t> got(c.bufs[b].init.size());
+    if (!cuOk(d->memcpyDtoH(got.data(), c.bufs[b].dev.ptr(), got.size()),
+              "cuMemcpyDtoH"))
+      return false;
+    compare(what, c, int(b), got);
+  }
+  return true;
+}
+
+void ViewOpTest::compare(const std::string &what, const Case &c, int buf,
+                         const std::vector<uint8_t> &got) {
+  const Buf &b = c.bufs[buf];
+  Tolerance tol = defaultTolerance(b.dtype);
+  auto at = [&](const std::vector<uint8_t> &v, int64_t i) {
+    return v.data() + i * b.elem;
+  };
+  int64_t firstBad, firstChanged;
+  int64_t changed = countIf(
+      b.elems(),
+      [&](int64_t i, double &) {
+        return !b.written[i] &&
+               std::memcmp(at(got, i), at(b.init, i), b.elem) != 0;
+      },
+      firstChanged, worst);
+  int64_t bad = countIf(
+      b.elems(),
+      [&](int64_t i, double &w) {
+        if (!b.written[i])
+          return false;
+        double gv = decode(b.dtype, at(got, i)),
+               rv = decode(b.dtype, at(b.ref, i));
+        if (!withinTolerance(b.dtype, gv, rv, tol))
+          return true;
+        if (std::isfinite(rv))
+          w = std::max(w, std::abs(gv - rv) /
+                              (tol.atol + tol.rtol * std::abs(rv)));
+        return false;
+      },
+      firstBad, worst);
+  std::ostringstream ss;
+  ss.precision(9);
+  if (bad)
+    ss << where(dsl, c, buf, firstBad) << ": got "
+       << decode(b.dtype, at(got, firstBad)) << " expected "
+       << decode(b.dtype, at(b.ref, firstBad));
+  EXPECT_EQ(bad, 0) << what << b.name << ": " << bad
+                    << " written elements differ from interpret() (atol "
+                    << tol.atol << " rtol " << tol.rtol << "), first at "
+                    << ss.str();
+  EXPECT_EQ(changed, 0) << what << b.name << ": " << changed
+                        << " elements that no store writes changed, first at "
+                        << (changed ? where(dsl, c, buf, firstChanged) : "");
+}
+
+void ViewOpTest::testRope(bool hf) {
+  const RtKernel &k = *kernels[0];
+  ASSERT_EQ(dsl.tensors[tensorIndex(dsl, "q")].map.subLength.constant,
+            k.entry.length)
+      << "head_dim of the DSL kernel vs the manifest";
+  DType posType = DType::I64;
+  if (!hf) {
+    // The positions' dtype as the spec declares it (i64 or i32).
+    size_t i = 0;
+    ASSERT_EQ(kgen_kernel_find_param(k.k, "positions", &i), KGEN_OK)
+        << kgen_last_error();
+    posType = k.params[i].dtype == KGEN_I32 ? DType::I32 : DType::I64;
+    ASSERT_EQ(posType, dsl.tensors[tensorIndex(dsl, "positions")].dtype)
+        << "the spec's positions dtype is not the DSL's";
+  }
+  Rng rng{seed() ^ std::hash<std::string>()(k.entry.name)};
+  const char *layName[] = {"q, k contiguous", "fused qkv, bases +1 element",
+                           hf ? "fused qkv" : "fused qkv, padded cache rows"};
+  auto name = [&](int64_t T, int64_t hq, int64_t hk, Lay lay) {
+    return "T " + std::to_string(T) + " heads " + std::to_string(hq) + "+" +
+           std::to_string(hk) + " " + layName[int(lay)];
+  };
+  const std::pair<int64_t, int64_t> heads[] = {{32, 8}, {4, 4}, {1, 1}};
+  for (int64_t T : {1, 7, 130})
+    for (auto [hq, hk] : heads)
+      for (Lay lay : {Lay::Contiguous, Lay::Misaligned, Lay::Strided}) {
+        std::vector<int64_t> pos(T);
+        for (int64_t &p : pos)
+          p = int64_t(rng.next() % MaxPos);
+        if (T > 2) { // the first and the last row of the cache
+          pos[1] = 0;
+          pos[2] = MaxPos - 1;
+        }
+        Case c = ropeCase(dsl, hf, T, hq, hk, lay, pos, rng);
+        c.what = name(T, hq, hk, lay);
+        if (!runCase(c))
+          return;
+      }
+  if (hf)
+    return;
+
+  // Positions outside [0, max_pos): the rotated elements of every head of
+  // those tokens are NaN (the cache row reads as NaN), nothing else changes.
+  // Far values whose low 32 bits are in range catch an index cut to 32 bits.
+  std::vector<int64_t> outside =
+      posType == DType::I32
+          ? std::vector<int64_t>{-1, MaxPos, INT32_MIN, INT32_MAX}
+          : std::vector<int64_t>{-1, MaxPos, (1ll << 32) + 5, -(1ll << 32) + 7,
+                                 -(1ll << 62)};
+  for (auto [T, hq, hk] :
+       {std::tuple<int64_t, int64_t, int64_t>{7, 4, 4}, {130, 32, 8}})
+    for (Lay lay : {Lay::Misaligned, Lay::Strided}) {
+      std::vector<int64_t> pos(T);
+      for (int64_t t = 0; t < T; ++t)
+        pos[t] = t % 3 == 1 ? outside[(t / 3) % outside.size()]
+                            : int64_t(rng.next() % MaxPos);
+      Case c = ropeCase(dsl, false, T, hq, hk, lay, pos, rng);
+      c.what = name(T, hq, hk, lay) + ", every third position outside";
+      for (int64_t t = 0; t < T; ++t)
+        c.nanRows.push_back(t % 3 == 1);
+      if (!runCase(c))
+        return;
+    }
+}
+
+void ViewOpTest::testAdaLN() {
+  int64_t C = GetParam().length;
+  Rng rng{seed() ^ std::hash<std::string>()(GetParam().name)};
+  const char *layName[] = {"contiguous", "bases +1 element", "padded rows"};
+  for (int64_t B : {1, 3})
+    for (int64_t N : {1, 5, 64})
+      for (Lay lay : {Lay::Contiguous, Lay::Misaligned, Lay::Strided}) {
+        Case c = adalnCase(dsl, B, N, C, lay, rng);
+        c.what = "B " + std::to_string(B) + " N " + std::to_string(N) +
+                 " hidden " + std::to_string(C) + " " + layName[int(lay)];
+        if (!runCase(c))
+          return;
+      }
+}
+
+void ViewOpTest::run() {
+  const TestSpec &s = GetParam();
+  if (!s.skip.empty()) {
+    noGpuSkipFlag() |= s.noGpu;
+    GTEST_SKIP() << s.skip;
+  }
+  if (!contextBroken.empty())
+    GTEST_FAIL() << "not run: the CUDA context is unusable after "
+                 << contextBroken;
+  std::string why;
+  d = openGpu(why);
+  if (!d) {
+    noGpuSkipFlag() = true;
+    GTEST_SKIP() << "no GPU: " << why;
+  }
+  RtKernel loaded[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::optional<ManifestEntry> &e = i ? s.dyn : s.spec;
+    std::string err;
+    if (e) {
+      ASSERT_TRUE(
+          loadKernel(std::getenv("KGEN_KERNEL_DIR"), *e, loaded[i], err))
+          << err;
+      kernels.push_back(&loaded[i]);
+    }
+  }
+  dsl = kernels[0]->dsl;
+  op = kernels[0]->op;
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    if (op->name == "rope_hf")
+      testRope(true);
+    else if (op->name.rfind("rope_", 0) == 0)
+      testRope(false);
+    else if (op->name.rfind("adaln", 0) == 0)
+      testAdaLN();
+    else
+      GTEST_FAIL() << op->name << " has row maps but ViewOpsTest.cpp has no "
+                   << "shapes for it: add them";
+  } catch (const std::exception &e) {
+    GTEST_FAIL() << "test harness: " << e.what();
+  }
+  std::ostringstream vu;
+  for (const auto &[variant, n] : variantUse)
+    vu << (vu.tellp() ? ", " : "") << variant << " x" << n;
+  std::chrono::duration<double> secs = std::chrono::steady_clock::now() - t0;
+  std::cout << "[kgen-gpu] " << op->name << "_" << kgen::name(kernels[0]->dtype)
+            << " " << op->mainDim << "=" << s.length << ": " << cases
+            << " cases, " << launches << " launches (" << vu.str()
+            << "), worst |err|/tol " << worst << ", " << secs.count() << " s\n";
+}
+
+/// The ops KernelTest.cpp leaves out (the test of its registerTests()).
+bool isViewOp(const ops::OpDef *op) {
+  return op &&
+         (!op->lengths.empty() || op->build(DType::F32, 0).dims.size() != 1);
+}
+
+/// Evaluated by InitGoogleTest in main(), so the manifest is read once.
+std::vector<TestSpec> viewOpTests() {
+  auto skip = [](std::string why, bool noGpu) {
+    return std::vector<TestSpec>{{"Skipped", std::move(why), noGpu}};
+  };
+  const char *dir = std::getenv("KGEN_KERNEL_DIR");
+  if (!dir || !*dir)
+    return skip("KGEN_KERNEL_DIR is not set: point it at a folder from `kgen "
+                "bundle` to test its kernels",
+                true);
+  // KernelTest.cpp draws its own seed: this one reproduces these tests.
+  std::cout << "[kgen-gpu] view ops: seed " << seed()
+            << " (KGEN_GPU_TEST_SEED)\n";
+  std::vector<ManifestEntry> manifest;
+  std::string err;
+  if (!readManifest(dir, manifest, err)) // KgenGpuManifest.Load fails
+    return skip(err, false);
+  std::vector<TestSpec> out;
+  // adaln: per (op, dtype, arch) the dynamic kernel, by specialized length.
+  std::map<std::string, std::pair<std::optional<ManifestEntry>,
+                                  std::map<int64_t, ManifestEntry>>>
+      groups;
+  for (const ManifestEntry &e : manifest) {
+    const ops::OpDef *op = ops::findOp(e.op);
+    if (!isViewOp(op))
+      continue;
+    if (!op->lengths.empty()) // rope: a kernel per head_dim
+      out.push_back({e.name, "", false, e, std::nullopt, e.length});
+    else if (e.length)
+      groups[e.op + "_" + e.dtype + "_" + e.arch].second[e.length] = e;
+    else
+      groups[e.op + "_" + e.dtype + "_" + e.arch].first = e;
+  }
+  for (auto &[key, group] : groups) {
+    auto &[dyn, spec] = group;
+    std::set<int64_t> lengths;
+    for (const auto &[l, e] : spec)
+      lengths.insert(l);
+    if (dyn)
+      lengths.insert(std::begin(ExtraAdaLNLengths),
+                     std::end(ExtraAdaLNLengths));
+    if (const char *only = std::getenv("KGEN_GPU_TEST_LENGTHS")) {
+      std::vector<int64_t> l = parseIntList(only); // as KernelTest.cpp
+      lengths = std::set<int64_t>(l.begin(), l.end());
+    }
+    const ManifestEntry &any = dyn ? *dyn : spec.begin()->second;
+    for (int64_t l : lengths) {
+      if (!dyn && !spec.count(l))
+        continue;
+      std::optional<ManifestEntry> sp;
+      if (spec.count(l))
+        sp = spec.at(l);
+      out.push_back({any.op + "_" + any.dtype + "_" +
+                         ops::findOp(any.op)->mainDim + std::to_string(l) +
+                         "_" + any.arch,
+                     "", false, sp, dyn, l});
+    }
+  }
+  if (out.empty())
+    return skip("the bundle has no rope or adaln kernels", false);
+  return out;
+}
+
+TEST_P(ViewOpTest, Kernel) { run(); }
+
+INSTANTIATE_TEST_SUITE_P(KgenGpuViewOps, ViewOpTest,
+                         ::testing::ValuesIn(viewOpTests()),
+                         [](const ::testing::TestParamInfo<TestSpec> &i) {
+                           return i.param.name;
+                         });
+
+} // namespace
