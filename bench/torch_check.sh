@@ -9,7 +9,14 @@
 # torch_bench.csv, torch_bench.md, torch_bench_table.txt,
 # torch_bench_log.txt, torch_bench_plots.tar.gz (PNGs, if matplotlib is
 # there), torch_bench_stderr.txt. Prints the compact table last.
-# Env: KGEN_TORCH_DEADLINE_S (default 330: no new shape after it),
+# Two suites: the norms (default) and, with KGEN_TORCH_SUITE=views (or
+# KGEN_TORCH_ARGS="--suite views"), the ops on views: rope_neox/rope_gptj
+# in place on q/k views of a fused qkv (32/8 heads, head_dim 128, cache
+# [65536, 128] f32), silu_and_mul and gelu_tanh_and_mul at d 4096, 11008,
+# 14336, adaln (B 1/8, N 1024/4096, C 1152/3072); T 1, 512, 4096, 16384.
+# Lengths the bundle has no specialized kernel for take the dynamic one.
+# Env: KGEN_TORCH_SUITE (norms or views; default norms),
+#      KGEN_TORCH_DEADLINE_S (default 330: no new shape after it),
 #      KGEN_TORCH_TIMEOUT (default 420: the whole run is killed after it),
 #      KGEN_TORCH_ARGS (more torch_bench.py arguments, e.g. "--hiddens 2048").
 set -uo pipefail
@@ -50,7 +57,8 @@ echo "== torch_bench"
 # shellcheck disable=SC2086
 timeout -k 10 "${KGEN_TORCH_TIMEOUT:-420}" python3 "$py/torch_bench.py" \
   --kernels "$dir/kernels" --lib "$lib" --out "$out" \
-  --deadline-s "${KGEN_TORCH_DEADLINE_S:-330}" ${KGEN_TORCH_ARGS:-} \
+  --deadline-s "${KGEN_TORCH_DEADLINE_S:-330}" \
+  ${KGEN_TORCH_SUITE:+--suite "$KGEN_TORCH_SUITE"} ${KGEN_TORCH_ARGS:-} \
   2> "$out/torch_bench_stderr.txt"
 rc=$?
 # 3: it ran to the end but found mismatches or failed cases (printed above).

@@ -13,17 +13,28 @@ Arguments come in the spec's order (`k.param_names`). A tensor passes its
 data_ptr(), its dtype and, for a [rows, n] parameter, its row stride
 tensor.stride(0); the last dimension must be contiguous (a per-row
 "scalars" parameter is a contiguous [rows] tensor). rows defaults to the
-first row tensor's size(0). The launch goes on `stream` (an int CUstream or a
-torch.cuda.Stream) or, by default, on torch.cuda.current_stream(), so that a
+first row tensor's size(0) times its group (below).
+
+Row maps: a tensor read by groups of G row programs (AdaLN's per-batch
+scale [B, C] with G = tokens per batch; rope's q [T, Hq*D] and positions
+[T] with G = Hq + Hk heads per token) has only ceil(rows / G) rows, and a
+table picked by a per-row index (rope's cos/sin cache) has its own row
+count. The spec may say so per tensor param ("group": G, an int or a dim
+expression such as "q_heads+k_heads"; "gather": the index param's name with
+"table_rows"); the caller may also say it: `groups={"q": 40, "positions":
+40, "cos_sin_cache": 0}` (0: a gathered table, not checked against rows).
+
+The launch goes on `stream` (an int CUstream or a torch.cuda.Stream) or,
+by default, on torch.cuda.current_stream(), so that a
 launch inside torch.cuda.graph() is captured. The runtime uses the CUDA
 context current on the calling thread (PyTorch's primary context once PyTorch
 has initialised CUDA); when there is none, the first launch makes the primary
 context of torch.cuda.current_device() (or device 0) current.
 
-`k.bind(*args, rows=None)` checks everything once and returns a Launch whose
-call does only the kgen_launch; `k(*args)` caches that Launch per
-(pointers, strides, scalars), so repeated calls with the same tensors are
-cheap too.
+`k.bind(*args, rows=None, groups=None)` checks everything once and returns
+a Launch whose call does only the kgen_launch; `k(*args)` caches that
+Launch per (pointers, strides, scalars), so repeated calls with the same
+tensors are cheap too.
 
 The library is found by `load(path)`, else $KGEN_RUNTIME_LIB, else
 libkgen_runtime.so next to this file or one folder up. Neither a GPU nor
@@ -291,7 +302,7 @@ class Kernel:
         return "Kernel(%s: %s)" % (self.name, ", ".join(self.param_names))
 
     # -- argument building -------------------------------------------------
-    def _build(self, args, rows):
+    def _build(self, args, rows, groups=None):
         n = len(self.params)
         if len(args) != n:
             raise KgenError("%s: %d arguments for %d params (%s)"
@@ -304,6 +315,13 @@ class Kernel:
         for p, a in zip(self.params, args):
             if p["kind"] == "dim" and isinstance(a, int):
                 dims[p["name"]] = a
+        maps = [_row_map(p, dims, groups) for p in self.params]
+        if rows is None and self._row_param is not None:
+            # The first per-row tensor's rows times its group.
+            a = args[self._row_param]
+            kind, g = maps[self._row_param]
+            if kind == "group" and g and hasattr(a, "shape") and a.dim() > 0:
+                rows = a.shape[0] * g
         for i, (p, a) in enumerate(zip(self.params, args)):
             kind = p["kind"]
             what = "%s: param %d '%s'" % (self.name, i, p["name"])
@@ -372,13 +390,25 @@ class Kernel:
                                         "KGEN_ERROR_INVALID_ARGUMENT")
                 if p.get("access") != "vector":
                     # Per-row tensors: the first one sets the row count
-                    # unless the caller gave it; none may have fewer rows.
+                    # unless the caller gave it; none may have fewer rows
+                    # than the launch needs (ceil(rows / group), or a
+                    # gathered table's own row count).
+                    kind, g = maps[i]
                     if rows is None and i == self._row_param:
                         rows = trows
-                    elif rows is not None and trows < rows:
-                        raise KgenError("%s: %d rows, the launch has %d"
-                                        % (what, trows, rows),
-                                        "KGEN_ERROR_INVALID_ARGUMENT")
+                    elif kind == "table":
+                        if g is not None and trows < g:
+                            raise KgenError("%s: %d rows, the table has %d"
+                                            % (what, trows, g),
+                                            "KGEN_ERROR_INVALID_ARGUMENT")
+                    elif rows is not None and g and \
+                            trows < -(-rows // g):
+                        raise KgenError(
+                            "%s: %d rows, the launch has %d%s"
+                            % (what, trows, rows, "" if g == 1 else
+                               " (groups of %d: %d rows needed)"
+                               % (g, -(-rows // g))),
+                            "KGEN_ERROR_INVALID_ARGUMENT")
                 arr[i].kind = ARG_TENSOR
                 arr[i].dtype = dt
                 arr[i].ptr = a.data_ptr()
@@ -412,12 +442,13 @@ class Kernel:
                "kgen_select_variant(%s)" % self.name)
         return Launch(self, arr, int(rows), keep, variant.value)
 
-    def bind(self, *args, rows=None):
-        """Checks the arguments once; returns a Launch (call it to launch)."""
-        return self._build(args, rows)
+    def bind(self, *args, rows=None, groups=None):
+        """Checks the arguments once; returns a Launch (call it to launch).
+        groups: {tensor param name: G}, see the module's doc."""
+        return self._build(args, rows, groups)
 
-    def _key(self, args, rows):
-        key = [rows]
+    def _key(self, args, rows, groups=None):
+        key = [rows, tuple(sorted(groups.items())) if groups else None]
         for a in args:
             if hasattr(a, "data_ptr"):
                 key.append(a.data_ptr())
@@ -429,43 +460,72 @@ class Kernel:
                 key.append(type(a))
         return tuple(key)
 
-    def __call__(self, *args, rows=None, stream=None):
-        key = self._key(args, rows)
+    def __call__(self, *args, rows=None, stream=None, groups=None):
+        key = self._key(args, rows, groups)
         launch = self._cache.get(key)
         if launch is None:
-            launch = self._build(args, rows)
+            launch = self._build(args, rows, groups)
             if len(self._cache) >= self._CACHE_MAX:
                 self._cache.clear()
             self._cache[key] = launch
         launch(stream)
 
-    def variant_name(self, *args, rows=None):
+    def variant_name(self, *args, rows=None, groups=None):
         """The entry that a launch with these arguments would use."""
-        return self.variants[self._build(args, rows).variant]
+        return self.variants[self._build(args, rows, groups).variant]
+
+
+def _eval_len(v, dims):
+    """A length of the spec: an int, or a text such as "2*d", "d",
+    "128*q_heads" or "q_heads+k_heads" (a sum of k*name, name*k, name and
+    k terms) evaluated with `dims`; None if unknown."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if not isinstance(v, str):
+        return None
+    total = 0
+    for term in v.replace(" ", "").replace("-", "+-").split("+"):
+        if not term:
+            continue
+        value = 1
+        for factor in term.split("*"):
+            sign = 1
+            if factor.startswith("-"):
+                sign, factor = -1, factor[1:]
+            if factor in dims:
+                value *= sign * dims[factor]
+                continue
+            try:
+                value *= sign * int(factor)
+            except ValueError:
+                return None
+        total += value
+    return total
 
 
 def _row_length(p, dims):
     """A tensor param's row length: the spec's row_length (an int), or its
     text ("2*d", "d") evaluated with `dims`; None if unknown."""
-    rl = p.get("row_length")
-    if isinstance(rl, int):
-        return rl
-    if isinstance(rl, str):
-        text = rl.replace(" ", "")
-        scale = 1
-        if "*" in text:
-            s, text = text.split("*", 1)
-            try:
-                scale = int(s)
-            except ValueError:
-                return None
-        if text in dims:
-            return scale * dims[text]
-        try:
-            return scale * int(text)
-        except ValueError:
-            return None
-    return None
+    return _eval_len(p.get("row_length"), dims)
+
+
+def _row_map(p, dims, groups):
+    """How a tensor param's rows relate to the launch's: ("group", G) when
+    row program r reads row r // G (G None if unknown: not checked),
+    ("table", n) for a gathered table of n rows (None: unknown)."""
+    if p.get("kind") != "tensor":
+        return ("group", 1)
+    if groups and p["name"] in groups:
+        g = groups[p["name"]]
+        return ("table", _eval_len(p.get("table_rows"), dims)) if g == 0 \
+            else ("group", int(g))
+    if p.get("gather") is not None:
+        return ("table", _eval_len(p.get("table_rows"), dims))
+    if p.get("group") is not None:
+        return ("group", _eval_len(p["group"], dims))
+    return ("group", 1)
 
 
 def read_manifest(kernel_dir):

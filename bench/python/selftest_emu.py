@@ -10,6 +10,12 @@ semantics, compile workers, CSV/markdown/plots), not the timings.
 
 EMU_SO is build/test/gpu/libkgen_emu_cuda.so; it is exposed to the runtime
 as libcuda.so.1 through LD_LIBRARY_PATH (the script re-executes itself).
+Keep the shapes small (the interpreter runs every row), e.g. the views suite
+on a bundle of `kgen bundle --dtypes bf16 --ops rope_neox,rope_gptj,
+silu_and_mul,gelu_tanh_and_mul,adaln --lengths 0,64`:
+    ... --suite views --tokens 1,3 --hiddens 64,100 --rope-heads 4,2
+        --rope-head-dim 64 --rope-max-pos 97 --adaln-shapes 1x3,2x5
+        --adaln-c 64,72 --workers 2
 """
 
 import os

@@ -2,18 +2,44 @@
 """kgen kernels against PyTorch eager and torch.compile, in one process.
 
     python3 torch_bench.py --kernels KERNEL_DIR [--lib libkgen_runtime.so]
-                           [--out OUT_DIR]
+                           [--out OUT_DIR] [--suite norms|views]
 
-For bf16 and each op x T (rows) x hidden, three implementations of the same
-formula:
-  kgen     the bundle's kernel specialized for that hidden, launched through
-           kgen_ctypes (libkgen_runtime.so) on PyTorch's current stream;
+Suites (--suite):
+  norms   (default) rmsnorm, gemma_rmsnorm, fused_add_rmsnorm, layernorm,
+          softmax, silu_and_mul, gelu_tanh_and_mul; T (rows) in --tokens x
+          hidden in --hiddens.
+  views   the ops on views of their tensors:
+          rope_neox, rope_gptj: in place on q [T, Hq*D] and k [T, Hk*D],
+            views of a fused qkv [T, (Hq + 2 Hk) * D] (vLLM's split),
+            positions [T] i64 random in [0, max_pos), cos_sin_cache
+            [max_pos, D] f32 (cos | sin); Hq, Hk = --rope-heads (32, 8),
+            D = --rope-head-dim (128), max_pos = --rope-max-pos (65536),
+            T in --tokens (1, 512, 4096, 16384). One launch of T * (Hq + Hk)
+            row programs. Eager: vLLM's forward_native on [T, H, D] views in
+            f32, rounded once and written back into q and k.
+          silu_and_mul, gelu_tanh_and_mul: d in --hiddens (4096, 11008,
+            14336) x T in --tokens;
+          adaln (DiT): x [B*N, C], scale and shift [B, C], eps 1e-6;
+            B x N in --adaln-shapes (1x1024, 8x1024, 1x4096, 8x4096), C in
+            --adaln-c (1152, 3072). Eager: F.layer_norm(x, (C,), eps=1e-6)
+            * (1 + scale.unsqueeze(1)) + shift.unsqueeze(1) on [B, N, C];
+            kgen and compile are checked against that formula in f32,
+            rounded once (the op's semantics: eager's op-by-op rounding
+            loses ulps where + shift cancels).
+          A length the bundle has no specialized kernel for runs on the
+          op's dynamic kernel (name ..._dyn_...; the CSV's variant column).
+
+For bf16 and each op x shape, three implementations of the same formula:
+  kgen     the bundle's kernel specialized for that hidden (views suite:
+           else the dynamic one), launched through kgen_ctypes
+           (libkgen_runtime.so) on PyTorch's current stream;
   eager    the formula written with torch ops as the op file / Hugging Face
            write it (torch_formulas below);
   compile  torch.compile(dynamic=False) of that same function (default mode).
 Each shape is first checked: kgen and compile against eager (outputs of kgen
-poisoned with NaN first; elementwise |a - b| <= 1e-2 + 2^-6 |b|, the bf16
-tolerance of docs/design.md, and ||a - b|| / ||b|| <= 1e-2; no NaN).
+poisoned with NaN first; in-place ops (rope) run each on an identical copy;
+elementwise |a - b| <= 1e-2 + 2^-6 |b|, the bf16 tolerance of
+docs/design.md, and ||a - b|| / ||b|| <= 1e-2; no NaN).
 Then each is timed two ways:
   cold    one call after an L2 flush (a 256 MiB buffer written), median of
           30 calls (after 3 warm-ups), CUDA events around the call only;
@@ -23,8 +49,10 @@ Then each is timed two ways:
           one) of replay time / K. K is a multiple of the copies, large enough
           for about 1 ms of work per replay.
 GB/s counts the fewest bytes: inputs read once, outputs written once, weights
-once. A 1 GiB device-to-device copy (bytes read + written, torch's copy_,
-median of 20) in the same run gives "% of memcpy".
+once (rope: q and k read and written, positions read, and the cache rows
+used, T * D * 4 bytes at most the cache's size; the cache is shared by the
+rotated copies, as a model's is). A 1 GiB device-to-device copy (bytes read
++ written, torch's copy_, median of 20) in the same run gives "% of memcpy".
 
 torch.compile compiles once per shape. To keep the run short, the compiles
 are done first in parallel worker processes (--workers), which fill
@@ -63,6 +91,18 @@ NORM_OPS = ["rmsnorm", "gemma_rmsnorm", "fused_add_rmsnorm", "layernorm",
 ACT_OPS = ["silu_and_mul", "gelu_tanh_and_mul"]
 TOKENS = [1, 32, 512, 4096, 16384, 65536]
 HIDDENS = [2048, 4096, 8192, 16384]
+# The views suite (issue 4): rope on views of a fused qkv, the activations at
+# LLM sizes, DiT's adaLN.
+VIEW_OPS = ["rope_neox", "silu_and_mul", "gelu_tanh_and_mul", "adaln",
+            "rope_gptj"]
+VIEW_TOKENS = [1, 512, 4096, 16384]
+VIEW_HIDDENS = [4096, 11008, 14336]
+ROPE_HEADS = (32, 8)  # q heads, k heads (GQA)
+ROPE_HEAD_DIM = 128
+ROPE_MAX_POS = 65536
+ADALN_SHAPES = [(1, 1024), (8, 1024), (1, 4096), (8, 4096)]  # (B, N)
+ADALN_CS = [1152, 3072]
+SUITES = {"norms": NORM_OPS + ACT_OPS, "views": VIEW_OPS}
 MAX_BYTES = 4.3e9
 IMPLS = ["kgen", "eager", "compile"]
 # Overridden by selftest_emu.py only (a CPU run against the emulated driver).
@@ -134,10 +174,68 @@ def f_gelu_tanh_and_mul(x):
     return F.gelu(x[..., :d], approximate="tanh") * x[..., d:]
 
 
+def _rope(positions, qkv, cos_sin_cache, neox):
+    # vLLM's RotaryEmbedding.forward_native on q and k, views of the fused
+    # qkv (as vLLM's qkv.split gives them): index_select the cache by
+    # position, chunk it into cos and sin, rotate [T, H, D] views in f32 and
+    # write the result, rounded once, back into q and k.
+    hq, hk = ROPE_HEADS
+    T = qkv.shape[0]
+    d = cos_sin_cache.shape[-1]
+    half = d // 2
+    cos, sin = cos_sin_cache.index_select(0, positions).chunk(2, dim=-1)
+    cos = cos.unsqueeze(-2)
+    sin = sin.unsqueeze(-2)
+    for start, heads in ((0, hq), (hq * d, hk)):
+        x = qkv[:, start:start + heads * d].view(T, heads, d)
+        if neox:
+            x1 = x[..., :half].float()
+            x2 = x[..., half:].float()
+        else:
+            x1 = x[..., 0::2].float()
+            x2 = x[..., 1::2].float()
+        o1 = x1 * cos - x2 * sin
+        o2 = x2 * cos + x1 * sin
+        if neox:
+            x.copy_(torch.cat((o1, o2), dim=-1))
+        else:
+            x.copy_(torch.stack((o1, o2), dim=-1).flatten(-2))
+
+
+def f_rope_neox(positions, qkv, cos_sin_cache):
+    _rope(positions, qkv, cos_sin_cache, True)
+
+
+def f_rope_gptj(positions, qkv, cos_sin_cache):
+    _rope(positions, qkv, cos_sin_cache, False)
+
+
+def f_adaln(x, scale, shift):
+    # DiT: modulate(norm_final(x), shift, scale) with an affine-free
+    # LayerNorm, on x seen as [B, N, C].
+    b, c = scale.shape
+    normed = F.layer_norm(x.view(b, -1, c), (c,), eps=1e-6)
+    return normed * (1 + scale.unsqueeze(1)) + shift.unsqueeze(1)
+
+
+def ref_adaln(x, scale, shift):
+    # The reference adaln is checked against: f_adaln in f32, rounded once.
+    b, c = scale.shape
+    normed = F.layer_norm(x.float().view(b, -1, c), (c,), eps=1e-6)
+    return (normed * (1 + scale.float().unsqueeze(1))
+            + shift.float().unsqueeze(1)).to(x.dtype)
+
+
 # Per op: the tensors of the kgen kernel (name, layout, role, init), the
 # eager function's inputs, the kgen outputs compared with the eager results
-# (in order), the scalars. Layout: row = [T, h], row2 = [T, 2h], vec = [h].
-# Role: in, out, inout (kgen writes it in place).
+# (in order), the scalars. Layout: row = [T, h], row2 = [T, 2h], vec = [h],
+# batch = [B, h]. Role: in, out, inout (kgen writes it in place).
+# Optional, for ops on views: dims (the kernel's dim params, from the shape
+# (T, h, B)), rows (the launch's row count; default the first row tensor's),
+# groups (kgen_ctypes' row maps), make (a tensor maker instead of `tensors`),
+# bytes (the fewest bytes), footprint (bytes of one rotated copy), inplace
+# (the eager function writes its inputs; compare names tensors of the set),
+# ref (the reference kgen and compile are checked against; default fn).
 OPS = {
     "rmsnorm": dict(
         fn=f_rmsnorm, tensors=[("x", "row", "in", "randn"),
@@ -169,34 +267,135 @@ OPS = {
     "silu_and_mul": dict(
         fn=f_silu_and_mul, tensors=[("x", "row2", "in", "randn"),
                                     ("y", "row", "out", None)],
-        eager_in=["x"], compare=["y"], scalars={}),
+        eager_in=["x"], compare=["y"], scalars={},
+        dims=lambda T, h, b: {"d": h}),
     "gelu_tanh_and_mul": dict(
         fn=f_gelu_tanh_and_mul, tensors=[("x", "row2", "in", "randn"),
                                          ("y", "row", "out", None)],
-        eager_in=["x"], compare=["y"], scalars={}),
+        eager_in=["x"], compare=["y"], scalars={},
+        dims=lambda T, h, b: {"d": h}),
+    "adaln": dict(
+        fn=f_adaln, ref=ref_adaln, tensors=[("x", "row", "in", "randn"),
+                             ("scale", "batch", "in", "w0"),
+                             ("shift", "batch", "in", "b"),
+                             ("y", "row", "out", None)],
+        eager_in=["x", "scale", "shift"], compare=["y"],
+        scalars={"eps": 1e-6},
+        dims=lambda T, h, b: {"hidden": h, "tokens_per_batch": T // b},
+        groups=lambda T, h, b: {"scale": T // b, "shift": T // b}),
 }
 
 
-def shape_of(layout, T, h):
-    return {"row": (T, h), "row2": (T, 2 * h), "vec": (h,)}[layout]
+def _rope_bytes(T, h, b):
+    hq, hk = ROPE_HEADS
+    return (2 * 2 * T * (hq + hk) * h + 8 * T
+            + 4 * h * min(T, ROPE_MAX_POS))
 
 
-def min_bytes(op, T, h):
+def _rope_footprint(T, h, b):
+    # One rotated copy: the fused qkv and the positions (the cache is
+    # shared).
+    hq, hk = ROPE_HEADS
+    return 2 * T * (hq + 2 * hk) * h + 8 * T
+
+
+_cache_tables = {}
+
+
+def rope_cache(max_pos, d, dev):
+    """cos_sin_cache [max_pos, d] f32 as vLLM builds it (base 10000): cos of
+    position x inverse frequency in the first half, sin in the second."""
+    key = (max_pos, d, str(dev))
+    if key not in _cache_tables:
+        inv_freq = 1.0 / (10000.0 ** (torch.arange(
+            0, d, 2, dtype=torch.float32, device=dev) / d))
+        t = torch.arange(max_pos, dtype=torch.float32, device=dev)
+        freqs = torch.outer(t, inv_freq)
+        _cache_tables[key] = torch.cat((freqs.cos(), freqs.sin()),
+                                       dim=-1).contiguous()
+    return _cache_tables[key]
+
+
+def _rope_make(T, h, b, copies, gen, dev):
+    hq, hk = ROPE_HEADS
+    width = (hq + 2 * hk) * h
+    qkv = torch.empty((copies, T, width), dtype=torch.bfloat16, device=dev)
+    qkv.normal_(0.0, 1.0, generator=gen)
+    pos = torch.randint(0, ROPE_MAX_POS, (copies, T), generator=gen,
+                        device=dev, dtype=torch.int64)
+    cache = rope_cache(ROPE_MAX_POS, h, dev)
+    sets = []
+    for i in range(copies):
+        sets.append({"qkv": qkv[i], "q": qkv[i][:, :hq * h],
+                     "k": qkv[i][:, hq * h:(hq + hk) * h],
+                     "positions": pos[i], "cos_sin_cache": cache})
+    return sets
+
+
+for _name, _fn in (("rope_neox", f_rope_neox), ("rope_gptj", f_rope_gptj)):
+    OPS[_name] = dict(
+        fn=_fn, make=_rope_make, inplace=True,
+        eager_in=["positions", "qkv", "cos_sin_cache"], compare=["q", "k"],
+        scalars={},
+        dims=lambda T, h, b: {"q_heads": ROPE_HEADS[0],
+                              "k_heads": ROPE_HEADS[1],
+                              "max_pos": ROPE_MAX_POS},
+        rows=lambda T, h, b: T * (ROPE_HEADS[0] + ROPE_HEADS[1]),
+        groups=lambda T, h, b: {"q": ROPE_HEADS[0] + ROPE_HEADS[1],
+                                "k": ROPE_HEADS[0] + ROPE_HEADS[1],
+                                "positions": ROPE_HEADS[0] + ROPE_HEADS[1],
+                                "cos_sin_cache": 0},
+        bytes=_rope_bytes, footprint=_rope_footprint)
+
+
+def shape_of(layout, T, h, b=0):
+    return {"row": (T, h), "row2": (T, 2 * h), "vec": (h,),
+            "batch": (b, h)}[layout]
+
+
+def min_bytes(op, T, h, b=0):
     """Inputs read once, outputs written once (in place: both), weights once,
     bf16."""
+    if "bytes" in OPS[op]:
+        return OPS[op]["bytes"](T, h, b)
     n = 0
     for _, layout, role, _ in OPS[op]["tensors"]:
-        elems = math.prod(shape_of(layout, T, h))
+        elems = math.prod(shape_of(layout, T, h, b))
         n += elems * (2 if role == "inout" else 1)
     return n * 2
 
 
-def all_cases(ops):
+def footprint(op, T, h, b=0):
+    """Bytes of one rotated copy of the call's tensors (steady state)."""
+    if "footprint" in OPS[op]:
+        return OPS[op]["footprint"](T, h, b)
+    return min_bytes(op, T, h, b)
+
+
+def t_label(op, T, b):
+    """T as the tables print it: B x N for the batched ops."""
+    return "%dx%d" % (b, T // b) if b else str(T)
+
+
+def case_text(op, T, h, b=0):
+    return "%s T=%s h=%d" % (op, t_label(op, T, b), h)
+
+
+def all_cases(ops, suite="norms"):
+    """(op, T, h, B) in run order; B is 0 but for adaln (T = B * N)."""
     cases = []
     for op in ops:
-        for h in HIDDENS:
+        if suite == "views" and op == "adaln":
+            for c in ADALN_CS:
+                for b, n in ADALN_SHAPES:
+                    cases.append((op, b * n, c, b))
+        elif suite == "views" and op.startswith("rope"):
             for T in TOKENS:
-                cases.append((op, T, h))
+                cases.append((op, T, ROPE_HEAD_DIM, 0))
+        else:
+            for h in HIDDENS:
+                for T in TOKENS:
+                    cases.append((op, T, h, 0))
     return cases
 
 
@@ -231,13 +430,15 @@ def compiled_fn(op):
     return _compiled[op]
 
 
-def make_tensors(op, T, h, copies, gen, dev):
+def make_tensors(op, T, h, copies, gen, dev, b=0):
     """`copies` independent sets of the kgen kernel's tensors, random (never
     zeros); outputs poisoned with NaN. Returns a list of {name: tensor}."""
+    if "make" in OPS[op]:
+        return OPS[op]["make"](T, h, b, copies, gen, dev)
     bf16 = torch.bfloat16
     sets = [dict() for _ in range(copies)]
     for name, layout, role, init in OPS[op]["tensors"]:
-        shape = shape_of(layout, T, h)
+        shape = shape_of(layout, T, h, b)
         buf = torch.empty((copies,) + shape, dtype=bf16, device=dev)
         if init == "randn":
             buf.normal_(0.0, 1.0, generator=gen)
@@ -256,8 +457,20 @@ def make_tensors(op, T, h, copies, gen, dev):
     return sets
 
 
-def kgen_args(kernel, op, tensors):
+def make_same(op, T, h, n, gen, dev, b=0):
+    """n sets with the same contents (for in-place ops: one per impl)."""
+    state = gen.get_state()
+    sets = []
+    for _ in range(n):
+        gen.set_state(state)
+        sets.append(make_tensors(op, T, h, 1, gen, dev, b)[0])
+    return sets
+
+
+def kgen_args(kernel, op, tensors, T=0, h=0, b=0):
+    """The kernel's arguments by param name (kernel.params' order)."""
     sc = OPS[op]["scalars"]
+    dims = OPS[op]["dims"](T, h, b) if "dims" in OPS[op] else {}
     args = []
     for p in kernel.params:
         name = p["name"]
@@ -265,10 +478,19 @@ def kgen_args(kernel, op, tensors):
             args.append(tensors[name])
         elif p["kind"] == "scalar":
             args.append(float(sc[name]))
+        elif name in dims:
+            args.append(int(dims[name]))
         else:
-            raise RuntimeError("%s: unexpected dynamic dim %s in a specialized "
-                               "kernel" % (kernel.name, name))
+            raise RuntimeError("%s: unexpected dynamic dim %s" % (kernel.name,
+                                                                  name))
     return args
+
+
+def kgen_launch_kw(op, T, h, b=0):
+    """rows and groups for Kernel.bind / __call__."""
+    spec = OPS[op]
+    return dict(rows=spec["rows"](T, h, b) if "rows" in spec else None,
+                groups=spec["groups"](T, h, b) if "groups" in spec else None)
 
 
 def eager_args(op, tensors):
@@ -277,6 +499,8 @@ def eager_args(op, tensors):
 
 def compare(a, b):
     """(ok, max_abs, worst err/tol, rel_norm) of a against reference b."""
+    if a.shape != b.shape and a.numel() == b.numel():
+        a = a.reshape(b.shape)  # adaln: kgen's [B*N, C], eager's [B, N, C]
     a32, b32 = a.float(), b.float()
     diff = (a32 - b32).abs()
     nan = bool(torch.isnan(a32).any().item()) or bool(
@@ -372,10 +596,10 @@ def worker_main(args):
     gen = torch.Generator(device=dev)
     gen.manual_seed(1)
     cases = json.loads(args.worker)
-    for op, T, h in cases:
+    for op, T, h, b in cases:
         t0 = time.perf_counter()
         try:
-            ts = make_tensors(op, T, h, 1, gen, dev)[0]
+            ts = make_tensors(op, T, h, 1, gen, dev, b)[0]
             r = compiled_fn(op)(*eager_args(op, ts))
             torch.cuda.synchronize()
             del r, ts
@@ -383,13 +607,13 @@ def worker_main(args):
         except Exception as e:  # reported, the timed process compiles it
             status = "error: %s" % str(e).splitlines()[0][:200]
         dt = time.perf_counter() - t0
-        print(json.dumps({"op": op, "T": T, "h": h, "s": dt,
+        print(json.dumps({"op": op, "T": T, "h": h, "b": b, "s": dt,
                           "status": status}), flush=True)
     return 0
 
 
-def prewarm(cases, workers, threads, limit_s, log):
-    """Runs the compile workers; returns {(op, T, h): seconds}."""
+def prewarm(cases, workers, threads, limit_s, log, extra_args=()):
+    """Runs the compile workers; returns {(op, T, h, B): seconds}."""
     if workers <= 0 or not cases:
         return {}, 0.0
     # Round robin over the cases sorted by size, every other worker starting
@@ -405,7 +629,8 @@ def prewarm(cases, workers, threads, limit_s, log):
         if not sl:
             continue
         cmd = (WORKER_CMD or [sys.executable, os.path.abspath(__file__)]) + [
-            "--worker", json.dumps(sl), "--worker-threads", str(threads)]
+            "--worker", json.dumps(sl), "--worker-threads", str(threads)
+        ] + list(extra_args)
         procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True,
                                       env=env))
@@ -424,11 +649,12 @@ def prewarm(cases, workers, threads, limit_s, log):
                 d = json.loads(line)
             except ValueError:
                 continue
-            times[(d["op"], d["T"], d["h"])] = d["s"]
+            times[(d["op"], d["T"], d["h"], d.get("b", 0))] = d["s"]
             if d["status"] != "ok":
                 errors += 1
-                log("prewarm: %s T=%d h=%d: %s" % (d["op"], d["T"], d["h"],
-                                                   d["status"]))
+                log("prewarm: %s: %s" % (case_text(d["op"], d["T"], d["h"],
+                                                   d.get("b", 0)),
+                                         d["status"]))
         if p.returncode not in (0, None) and err:
             log("prewarm: worker exit %s: %s" % (p.returncode,
                                                  err.strip()[-600:]))
@@ -441,38 +667,66 @@ def prewarm(cases, workers, threads, limit_s, log):
 
 
 # ---------------------------------------------------------------------------
-def run_case(op, T, h, kernel, flush, gen, dev, l2, log):
+def find_kernel(manifest, op, h, allow_dyn=False):
+    """The bundle's bf16 kernel of `op` specialized for length h, else (with
+    allow_dyn) its dynamic kernel (length 0)."""
+    for length in ([h, 0] if allow_dyn else [h]):
+        e = next((m for m in manifest if m["op"] == op and
+                  m["dtype"] == DTYPE and m["length"] == length), None)
+        if e is not None:
+            return kg.Kernel(e["ptx"], e["spec"])
+    raise RuntimeError("no %s %s kernel of length %d%s in the manifest"
+                       % (op, DTYPE, h, " nor a dynamic one" if allow_dyn
+                          else ""))
+
+
+def run_case(op, T, h, kernel, flush, gen, dev, l2, log, b=0):
     """Checks and times one shape; returns a list of result dicts (one per
     implementation) and the correctness records."""
     spec = OPS[op]
     fn_c = compiled_fn(op)
-    nbytes = min_bytes(op, T, h)
+    nbytes = min_bytes(op, T, h, b)
+    kw = kgen_launch_kw(op, T, h, b)
     checks = []
     # 1. Correctness on fresh random inputs, kgen outputs poisoned.
-    base = make_tensors(op, T, h, 1, gen, dev)[0]
-    ref = as_list(spec["fn"](*eager_args(op, base)))
-    kt = {n: t.clone() for n, t in base.items()}
-    for name, _, role, _ in spec["tensors"]:
-        if role == "out":
-            kt[name].fill_(float("nan"))
-    kernel(*kgen_args(kernel, op, kt))
-    t0 = time.perf_counter()
-    got_c = as_list(fn_c(*eager_args(op, base)))
-    torch.cuda.synchronize()
-    first_call_s = time.perf_counter() - t0
+    if spec.get("inplace"):
+        # Each implementation on its own identical copy; the results are
+        # the tensors `compare` names, written in place.
+        s_e, kt, s_c = make_same(op, T, h, 3, gen, dev, b)
+        spec["fn"](*eager_args(op, s_e))
+        ref = [s_e[n] for n in spec["compare"]]
+        kernel(*kgen_args(kernel, op, kt, T, h, b), **kw)
+        t0 = time.perf_counter()
+        fn_c(*eager_args(op, s_c))
+        torch.cuda.synchronize()
+        first_call_s = time.perf_counter() - t0
+        got_c = [s_c[n] for n in spec["compare"]]
+        base = None
+    else:
+        base = make_tensors(op, T, h, 1, gen, dev, b)[0]
+        ref = as_list(spec.get("ref", spec["fn"])(*eager_args(op, base)))
+        kt = {n: t.clone() for n, t in base.items()}
+        for name, _, role, _ in spec["tensors"]:
+            if role == "out":
+                kt[name].fill_(float("nan"))
+        kernel(*kgen_args(kernel, op, kt, T, h, b), **kw)
+        t0 = time.perf_counter()
+        got_c = as_list(fn_c(*eager_args(op, base)))
+        torch.cuda.synchronize()
+        first_call_s = time.perf_counter() - t0
     got_k = [kt[n] for n in spec["compare"]]
     for impl, got in (("kgen", got_k), ("compile", got_c)):
-        for i, (a, b) in enumerate(zip(got, ref)):
-            ok, max_abs, worst, rel = compare(a, b)
-            checks.append(dict(op=op, T=T, h=h, impl=impl,
+        for i, (x, y) in enumerate(zip(got, ref)):
+            ok, max_abs, worst, rel = compare(x, y)
+            checks.append(dict(op=op, T=T, h=h, B=b, impl=impl,
                                output=spec["compare"][i], ok=ok,
                                max_abs=max_abs, worst=worst, rel=rel))
-    variant = kernel.variant_name(*kgen_args(kernel, op, kt))
+    variant = kernel.variant_name(*kgen_args(kernel, op, kt, T, h, b), **kw)
     del ref, got_c, got_k, kt, base
 
     # 2. Cold: one set of tensors, flushed before each call.
-    ts = make_tensors(op, T, h, 1, gen, dev)[0]
-    kl = kernel.bind(*kgen_args(kernel, op, ts))
+    ts = make_tensors(op, T, h, 1, gen, dev, b)[0]
+    kl = kernel.bind(*kgen_args(kernel, op, ts, T, h, b), **kw)
     ea = eager_args(op, ts)
     calls = {
         "kgen": lambda: kl(),
@@ -485,14 +739,15 @@ def run_case(op, T, h, kernel, flush, gen, dev, l2, log):
     del calls, kl, ea, ts
 
     # 3. Steady state: rotated copies in one graph.
-    copies = max(2, math.ceil(1.2 * l2 / nbytes))
+    copies = max(2, math.ceil(1.2 * l2 / footprint(op, T, h, b)))
     fastest = max(0.5, min(c[0] for c in cold.values()))
     K = copies * max(1, math.ceil(math.ceil(1000.0 / fastest) / copies))
     # Outputs of eager/compile stay alive in the graph: keep K x bytes small.
     while K > copies and K * nbytes > 4e9:
         K -= copies
-    sets = make_tensors(op, T, h, copies, gen, dev)
-    launches = [kernel.bind(*kgen_args(kernel, op, s)) for s in sets]
+    sets = make_tensors(op, T, h, copies, gen, dev, b)
+    launches = [kernel.bind(*kgen_args(kernel, op, s, T, h, b), **kw)
+                for s in sets]
     eas = [eager_args(op, s) for s in sets]
     fn_e = spec["fn"]
     steady_calls = {
@@ -510,14 +765,31 @@ def run_case(op, T, h, kernel, flush, gen, dev, l2, log):
     rows = []
     for impl in IMPLS:
         rows.append(dict(
-            op=op, T=T, h=h, impl=impl, bytes=nbytes,
+            op=op, T=T, h=h, B=b, shape=shape_text(op, T, h, b), impl=impl,
+            bytes=nbytes,
             cold_us=cold[impl][0], cold_p10=_pct(cold[impl][1], 10),
             cold_p90=_pct(cold[impl][1], 90), cold_n=len(cold[impl][1]),
             steady_us=steady[impl][0], steady_min=min(steady[impl][1]),
             steady_max=max(steady[impl][1]), K=K, copies=copies,
             variant=variant if impl == "kgen" else "",
+            kernel=kernel.name if impl == "kgen" else "",
             first_call_s=first_call_s if impl == "compile" else ""))
     return rows, checks
+
+
+def shape_text(op, T, h, b=0):
+    """The tensors' shapes, for the CSV."""
+    if op.startswith("rope"):
+        hq, hk = ROPE_HEADS
+        return ("q [%d, %d] k [%d, %d] of qkv [%d, %d], positions [%d], "
+                "cache [%d, %d] f32" % (T, hq * h, T, hk * h, T,
+                                        (hq + 2 * hk) * h, T, ROPE_MAX_POS,
+                                        h))
+    if op == "adaln":
+        return "x [%d*%d, %d], scale/shift [%d, %d]" % (b, T // b, h, b, h)
+    if op in ("silu_and_mul", "gelu_tanh_and_mul"):
+        return "x [%d, %d] -> y [%d, %d]" % (T, 2 * h, T, h)
+    return "[%d, %d]" % (T, h)
 
 
 def _pct(v, p):
@@ -533,18 +805,22 @@ CSV_COLS = ["op", "T", "h", "impl", "bytes", "cold_us", "cold_p10",
             "steady_pct_memcpy", "cold_speedup_vs_eager",
             "steady_speedup_vs_eager", "cold_speedup_vs_compile",
             "steady_speedup_vs_compile", "variant", "compile_worker_s",
-            "first_call_s"]
+            "first_call_s", "B", "shape", "kernel"]
+
+
+def _key(r):
+    return (r["op"], r["T"], r["h"], r.get("B") or 0)
 
 
 def finish_rows(rows, copy_gbps):
-    by = {(r["op"], r["T"], r["h"], r["impl"]): r for r in rows}
+    by = {_key(r) + (r["impl"],): r for r in rows}
     for r in rows:
         for mode in ("cold", "steady"):
             gbps = r["bytes"] / (r[mode + "_us"] * 1e-6) / 1e9
             r[mode + "_gbps"] = gbps
             r[mode + "_pct_memcpy"] = 100.0 * gbps / copy_gbps
             for other in ("eager", "compile"):
-                o = by.get((r["op"], r["T"], r["h"], other))
+                o = by.get(_key(r) + (other,))
                 r["%s_speedup_vs_%s" % (mode, other)] = (
                     o[mode + "_us"] / r[mode + "_us"] if o else "")
     return rows
@@ -596,11 +872,12 @@ def compact_table(rows):
     kgen's speedups."""
     by = {}
     for r in rows:
-        by.setdefault((r["op"], r["h"], r["T"]), {})[r["impl"]] = r
+        by.setdefault((r["op"], r["h"], r["T"], r.get("B") or 0),
+                      {})[r["impl"]] = r
     lines = ["%-18s %6s %5s | %8s %8s %8s %6s %6s %5s | %8s %8s %8s %6s %6s"
              % ("op", "T", "h", "st kgen", "eager", "compile", "xE", "xC",
                 "%cp", "cold kg", "eager", "compile", "xE", "xC")]
-    ops_order = NORM_OPS + ACT_OPS
+    ops_order = NORM_OPS + ACT_OPS + VIEW_OPS
     for key in sorted(by, key=lambda k: (ops_order.index(k[0])
                                          if k[0] in ops_order else 99,
                                          k[1], k[2])):
@@ -609,9 +886,10 @@ def compact_table(rows):
         if not (k and e and c):
             continue
         lines.append(
-            "%-18s %6d %5d | %8.1f %8.1f %8.1f %6.2f %6.2f %5.0f | "
+            "%-18s %6s %5d | %8.1f %8.1f %8.1f %6.2f %6.2f %5.0f | "
             "%8.1f %8.1f %8.1f %6.2f %6.2f"
-            % (key[0], key[2], key[1], k["steady_us"], e["steady_us"],
+            % (key[0], t_label(key[0], key[2], key[3]), key[1],
+               k["steady_us"], e["steady_us"],
                c["steady_us"], e["steady_us"] / k["steady_us"],
                c["steady_us"] / k["steady_us"], k["steady_pct_memcpy"],
                k["cold_us"], e["cold_us"], c["cold_us"],
@@ -636,9 +914,10 @@ def write_md(path, rows, checks, header_lines, losses):
                                       r["cold_speedup_vs_eager"])
                 spc = "%.2f / %.2f" % (r["steady_speedup_vs_compile"],
                                        r["cold_speedup_vs_compile"])
-            f.write("| %s | %d | %d | %s | %.2f | %.2f | %.0f | %.1f | %.2f "
+            f.write("| %s | %s | %d | %s | %.2f | %.2f | %.0f | %.1f | %.2f "
                     "| %.0f | %.1f | %s | %s |\n"
-                    % (r["op"], r["T"], r["h"], r["impl"], r["bytes"] / 1e6,
+                    % (r["op"], t_label(r["op"], r["T"], r.get("B") or 0),
+                       r["h"], r["impl"], r["bytes"] / 1e6,
                        r["steady_us"], r["steady_gbps"],
                        r["steady_pct_memcpy"], r["cold_us"], r["cold_gbps"],
                        r["cold_pct_memcpy"], sp, spc))
@@ -648,8 +927,9 @@ def write_md(path, rows, checks, header_lines, losses):
         f.write("| op | T | hidden | impl | output | ok | max abs | worst "
                 "err/tol | rel norm |\n|---|---|---|---|---|---|---|---|---|\n")
         for c in checks:
-            f.write("| %s | %d | %d | %s | %s | %s | %.3g | %.3g | %.3g |\n"
-                    % (c["op"], c["T"], c["h"], c["impl"], c["output"],
+            f.write("| %s | %s | %d | %s | %s | %s | %.3g | %.3g | %.3g |\n"
+                    % (c["op"], t_label(c["op"], c["T"], c.get("B") or 0),
+                       c["h"], c["impl"], c["output"],
                        "yes" if c["ok"] else "NO", c["max_abs"], c["worst"],
                        c["rel"]))
         f.write("\n## Where kgen is slower than torch.compile\n\n")
@@ -665,9 +945,11 @@ def kgen_losses(rows):
         for mode in ("steady", "cold"):
             s = r["%s_speedup_vs_compile" % mode]
             if isinstance(s, float) and s < 1.0:
-                out.append("%s T=%d h=%d %s: kgen %.2f us, compile %.2f us "
+                out.append("%s %s: kgen %.2f us, compile %.2f us "
                            "(kgen %.0f%% slower)"
-                           % (r["op"], r["T"], r["h"], mode, r[mode + "_us"],
+                           % (case_text(r["op"], r["T"], r["h"],
+                                        r.get("B") or 0), mode,
+                              r[mode + "_us"],
                               r[mode + "_us"] * s, 100.0 * (1.0 / s - 1.0)))
     return out
 
@@ -685,32 +967,42 @@ def plot(rows, copy_gbps, out_dir, title_extra=""):
         return []
     paths = []
     colors = {2048: "tab:blue", 4096: "tab:orange", 8192: "tab:green",
-              16384: "tab:red"}
+              16384: "tab:red", 11008: "tab:purple", 14336: "tab:brown",
+              128: "tab:blue", 1152: "tab:blue", 3072: "tab:red"}
     styles = {"kgen": ("-", "o"), "eager": (":", "x"), "compile": ("--", "s")}
-    ops = [op for op in NORM_OPS + ACT_OPS if any(r["op"] == op for r in rows)]
+    known = list(dict.fromkeys(NORM_OPS + ACT_OPS + VIEW_OPS))
+    ops = [op for op in known if any(r["op"] == op for r in rows)]
+    ops += sorted({r["op"] for r in rows} - set(known))
     for op in ops:
         fig, axes = plt.subplots(1, 2, figsize=(14, 5.5), sharey=True)
+        # One line per hidden (and batch size, for adaln) and impl.
+        series = sorted({(r["h"], r.get("B") or 0) for r in rows
+                         if r["op"] == op})
         for ax, mode in zip(axes, ("steady", "cold")):
-            for h in HIDDENS:
+            for h, b in series:
                 for impl in IMPLS:
                     pts = sorted((r["T"], r[mode + "_gbps"]) for r in rows
                                  if r["op"] == op and r["h"] == h
+                                 and (r.get("B") or 0) == b
                                  and r["impl"] == impl)
                     if not pts:
                         continue
                     ls, mk = styles[impl]
                     ax.plot([p[0] for p in pts], [p[1] for p in pts],
                             linestyle=ls, marker=mk, color=colors.get(h),
-                            label="%s h=%d" % (impl, h), markersize=4)
+                            label="%s h=%d%s" % (impl, h,
+                                                 " B=%d" % b if b else ""),
+                            markersize=4)
+            ts = sorted({r["T"] for r in rows if r["op"] == op})
             ax.axhline(copy_gbps, color="black", linewidth=1)
-            ax.text(1, copy_gbps * 1.01, "memcpy %.0f GB/s" % copy_gbps,
+            ax.text(ts[0], copy_gbps * 1.01, "memcpy %.0f GB/s" % copy_gbps,
                     fontsize=8)
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
-            ts = sorted({r["T"] for r in rows if r["op"] == op})
             ax.set_xticks(ts)
             ax.set_xticklabels([str(t) for t in ts])
-            ax.set_xlabel("T (rows)")
+            ax.set_xlabel("T (tokens)" if op.startswith("rope") else
+                          "B*N (rows)" if op == "adaln" else "T (rows)")
             ax.set_title("%s bf16, %s%s" % (op, mode, title_extra))
             ax.grid(True, alpha=0.3)
         axes[0].set_ylabel("GB/s (fewest bytes)")
@@ -725,15 +1017,33 @@ def plot(rows, copy_gbps, out_dir, title_extra=""):
 
 # ---------------------------------------------------------------------------
 def main():
-    global TOKENS, HIDDENS
+    global TOKENS, HIDDENS, ROPE_HEADS, ROPE_HEAD_DIM, ROPE_MAX_POS
+    global ADALN_SHAPES, ADALN_CS
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kernels", help="the bundle's kernels/ folder")
     ap.add_argument("--lib", help="libkgen_runtime.so (default: "
                     "$KGEN_RUNTIME_LIB or next to kgen_ctypes.py)")
     ap.add_argument("--out", default=os.environ.get("OUT") or ".")
-    ap.add_argument("--ops", default=",".join(NORM_OPS + ACT_OPS))
-    ap.add_argument("--tokens", default=",".join(map(str, TOKENS)))
-    ap.add_argument("--hiddens", default=",".join(map(str, HIDDENS)))
+    ap.add_argument("--suite", choices=sorted(SUITES), default="norms",
+                    help="norms (default) or views (rope, the activations "
+                    "at LLM sizes, adaln); see the module's doc")
+    ap.add_argument("--ops", help="default: the suite's ops")
+    ap.add_argument("--tokens", help="T (default: norms %s; views %s)"
+                    % (",".join(map(str, TOKENS)),
+                       ",".join(map(str, VIEW_TOKENS))))
+    ap.add_argument("--hiddens", help="hidden / d (default: norms %s; views "
+                    "(activations) %s)" % (",".join(map(str, HIDDENS)),
+                                           ",".join(map(str, VIEW_HIDDENS))))
+    ap.add_argument("--rope-heads", default="%d,%d" % ROPE_HEADS,
+                    help="views: q heads,k heads")
+    ap.add_argument("--rope-head-dim", type=int, default=ROPE_HEAD_DIM,
+                    help="views: D (the rope kernel specialized for it)")
+    ap.add_argument("--rope-max-pos", type=int, default=ROPE_MAX_POS,
+                    help="views: rows of the cos/sin cache")
+    ap.add_argument("--adaln-shapes", default=",".join(
+        "%dx%d" % bn for bn in ADALN_SHAPES), help="views: BxN,...")
+    ap.add_argument("--adaln-c", default=",".join(map(str, ADALN_CS)),
+                    help="views: C,...")
     ap.add_argument("--deadline-s", type=float, default=330.0,
                     help="start no new shape after this many seconds")
     ap.add_argument("--workers", type=int, default=-1,
@@ -751,8 +1061,21 @@ def main():
                     help="with --plot-only")
     args = ap.parse_args()
 
-    TOKENS = [int(t) for t in args.tokens.split(",")]
-    HIDDENS = [int(h) for h in args.hiddens.split(",")]
+    views = args.suite == "views"
+    TOKENS = [int(t) for t in (args.tokens or ",".join(map(str, (
+        VIEW_TOKENS if views else TOKENS)))).split(",")]
+    HIDDENS = [int(h) for h in (args.hiddens or ",".join(map(str, (
+        VIEW_HIDDENS if views else HIDDENS)))).split(",")]
+    ROPE_HEADS = tuple(int(x) for x in args.rope_heads.split(","))
+    ROPE_HEAD_DIM = args.rope_head_dim
+    ROPE_MAX_POS = args.rope_max_pos
+    ADALN_SHAPES = [tuple(int(x) for x in bn.split("x"))
+                    for bn in args.adaln_shapes.split(",") if bn]
+    ADALN_CS = [int(c) for c in args.adaln_c.split(",") if c]
+    # What the compile workers need to build the same shapes.
+    worker_args = ["--suite", args.suite, "--rope-heads", args.rope_heads,
+                   "--rope-head-dim", str(args.rope_head_dim),
+                   "--rope-max-pos", str(args.rope_max_pos)]
     if args.worker:
         return worker_main(args)
     if args.table_only:
@@ -760,6 +1083,7 @@ def main():
         print(compact_table(read_csv(args.table_only)))
         return 0
     if args.plot_only:
+        os.makedirs(args.out, exist_ok=True)
         rows = read_csv(args.plot_only)
         paths = plot(rows, args.memcpy_gbps, args.out)
         print("\n".join(paths))
@@ -775,7 +1099,8 @@ def main():
         log_lines.append(line)
 
     kg.load(args.lib)
-    ops = [o for o in args.ops.split(",") if o]
+    ops = [o for o in (args.ops or ",".join(SUITES[args.suite])).split(",")
+           if o]
     for o in ops:
         if o not in OPS:
             raise SystemExit("torch_bench: unknown op %s (known: %s)"
@@ -803,6 +1128,17 @@ def main():
                          time.strftime("%Y-%m-%d %H:%M:%S %Z")),
         "kgen: %s, kernels %s" % (kg._lib_path, args.kernels),
     ]
+    if views:
+        header.append(
+            "suite views: rope q/k heads %d/%d, head_dim %d, cos_sin_cache "
+            "[%d, %d] f32, random positions, q and k views of a fused qkv, in "
+            "place; activations d in %s; adaln BxN in %s, C in %s, eps 1e-6 "
+            "(checked against its formula in f32, rounded once); T in %s" % (ROPE_HEADS[0], ROPE_HEADS[1], ROPE_HEAD_DIM,
+                         ROPE_MAX_POS, ROPE_HEAD_DIM,
+                         ",".join(map(str, HIDDENS)),
+                         ",".join("%dx%d" % bn for bn in ADALN_SHAPES),
+                         ",".join(map(str, ADALN_CS)),
+                         ",".join(map(str, TOKENS))))
     for line in header:
         log(line)
     copy_gbps, copy_us = memcpy_gbps(dev)
@@ -811,24 +1147,27 @@ def main():
     log(header[-1])
 
     # The cases, in order; those over MAX_BYTES are skipped.
+    if views:
+        order = [o for o in VIEW_OPS if o in ops] + [
+            o for o in ops if o not in VIEW_OPS]
+    else:  # activations last: dropped first
+        order = [o for group in (NORM_OPS, ACT_OPS) for o in group
+                 if o in ops]
     cases, skipped = [], []
-    for group in (NORM_OPS, ACT_OPS):  # activations last: dropped first
-        for op in [o for o in group if o in ops]:
-            for h in HIDDENS:
-                for T in TOKENS:
-                    if min_bytes(op, T, h) > MAX_BYTES:
-                        skipped.append((op, T, h))
-                    else:
-                        cases.append((op, T, h))
+    for c in all_cases(order, args.suite):
+        if min_bytes(*c) > MAX_BYTES:
+            skipped.append(c)
+        else:
+            cases.append(c)
     log("%d cases, %d skipped for moving more than %.1f GB: %s"
         % (len(cases), len(skipped), MAX_BYTES / 1e9,
-           ", ".join("%s T=%d h=%d" % s for s in skipped)))
+           ", ".join(case_text(*c) for c in skipped)))
 
     workers = args.workers
     if workers < 0:
         workers = max(1, min(10, (os.cpu_count() or 4) - 2))
     worker_times, prewarm_wall = prewarm(cases, workers, args.worker_threads,
-                                         args.prewarm_s, log)
+                                         args.prewarm_s, log, worker_args)
 
     flush = torch.empty(max(FLUSH_BYTES, 4 * l2), dtype=torch.uint8,
                         device=dev)
@@ -836,32 +1175,29 @@ def main():
     gen.manual_seed(1234)
     kernels = {}
     rows, checks, not_run, failed = [], [], [], []
-    for op, T, h in cases:
+    for op, T, h, b in cases:
         if time.perf_counter() - t_start > args.deadline_s:
-            not_run.append((op, T, h))
+            not_run.append((op, T, h, b))
             continue
         try:
             if (op, h) not in kernels:
-                e = next((m for m in manifest if m["op"] == op and
-                          m["dtype"] == DTYPE and m["length"] == h), None)
-                if e is None:
-                    raise RuntimeError("no %s %s kernel of length %d in the "
-                                       "manifest" % (op, DTYPE, h))
-                kernels[(op, h)] = kg.Kernel(e["ptx"], e["spec"])
+                kernels[(op, h)] = find_kernel(manifest, op, h,
+                                               allow_dyn=views)
             t0 = time.perf_counter()
             r, c = run_case(op, T, h, kernels[(op, h)], flush, gen, dev, l2,
-                            log)
+                            log, b)
             for x in r:
-                x["compile_worker_s"] = worker_times.get((op, T, h), "")
+                x["compile_worker_s"] = worker_times.get((op, T, h, b), "")
             rows.extend(r)
             checks.extend(c)
-            if min_bytes(op, T, h) > (256 << 20):
+            if min_bytes(op, T, h, b) > (256 << 20):
                 torch.cuda.empty_cache()
             bad = [x for x in c if not x["ok"]]
             k = r[0]
-            log("%-18s T=%-6d h=%-5d kgen %8.1f/%8.1f eager %8.1f/%8.1f "
+            log("%-18s T=%-6s h=%-5d kgen %8.1f/%8.1f eager %8.1f/%8.1f "
                 "compile %8.1f/%8.1f us (steady/cold) first call %.2f s, "
-                "%.1f s%s" % (op, T, h, k["steady_us"], k["cold_us"],
+                "%.1f s%s" % (op, t_label(op, T, b), h, k["steady_us"],
+                              k["cold_us"],
                               r[1]["steady_us"], r[1]["cold_us"],
                               r[2]["steady_us"], r[2]["cold_us"],
                               r[2]["first_call_s"],
@@ -871,8 +1207,8 @@ def main():
                                   % (x["impl"], x["output"], x["max_abs"],
                                      x["worst"], x["rel"]) for x in bad)))
         except Exception as ex:  # keep going: report it
-            msg = "%s T=%d h=%d: %s: %s" % (op, T, h, type(ex).__name__,
-                                            str(ex).strip()[:400])
+            msg = "%s: %s: %s" % (case_text(op, T, h, b), type(ex).__name__,
+                                  str(ex).strip()[:400])
             failed.append(msg)
             log("FAILED " + msg)
             torch.cuda.synchronize()
@@ -900,13 +1236,14 @@ def main():
                           len(not_run), args.deadline_s, len(failed)),
         "correctness: %d comparisons against eager, %d mismatches%s"
         % (len(checks), len(mism), "" if not mism else ": " + "; ".join(
-            "%s %s T=%d h=%d %s max|d| %.3g worst %.3g rel %.3g"
-            % (c["impl"], c["op"], c["T"], c["h"], c["output"], c["max_abs"],
-               c["worst"], c["rel"]) for c in mism)),
+            "%s %s %s max|d| %.3g worst %.3g rel %.3g"
+            % (c["impl"], case_text(c["op"], c["T"], c["h"], c["B"]),
+               c["output"], c["max_abs"], c["worst"], c["rel"])
+            for c in mism)),
     ]
     if not_run:
         summary.append("not run (deadline): " + ", ".join(
-            "%s T=%d h=%d" % c for c in not_run))
+            case_text(*c) for c in not_run))
     for f in failed:
         summary.append("FAILED: " + f)
     summary.append("total %.1f s" % (time.perf_counter() - t_start))
@@ -915,7 +1252,9 @@ def main():
         "cold: median of 30 single calls, each after writing a %d MiB "
         "buffer, CUDA events around the call; steady: K calls over rotated "
         "copies (> 1.2 x L2) in one CUDA graph, median of 7 replays / K; "
-        "GB/s of the fewest bytes; bf16" % (flush.numel() >> 20)]
+        "GB/s of the fewest bytes; bf16%s" % (
+            flush.numel() >> 20, "; rope's cos/sin cache is shared by the "
+            "rotated copies" if views else "")]
     write_md(os.path.join(args.out, "torch_bench.md"), rows, checks,
              header + method + summary, losses)
     with open(os.path.join(args.out, "torch_bench_log.txt"), "w") as f:

@@ -4,7 +4,10 @@
 // load it with KGEN_GPU_TEST_FAKE_CUDA=path/libkgen_emu_cuda.so. "Device"
 // memory is host memory; a launch finds the op, dtype and length in the entry
 // name (NAME_vec / NAME_any of a bundle kernel), unpacks the parameters in
-// the ABI LowerToGPU gives (see expectedAbi) and runs interpret() on all rows.
+// the ABI LowerToGPU gives (see expectedAbi: every dim the length does not
+// fix is a "dim:NAME" slot) and runs interpret() on all rows, in chunks that
+// start on a multiple of every tensor's row group (row maps: per-batch rows,
+// heads, positions per token; gathered tables are not split).
 // So a harness run against it must pass; KGEN_EMU_CORRUPT breaks the result
 // on purpose to see the harness catch it:
 //   value  one element of the last row off by a lot
@@ -25,6 +28,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <numeric>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -65,12 +69,19 @@ CUresult emulate(const std::string &entry, void **params) {
       bool vec = entry.size() > 4 && entry.substr(entry.size() - 4) == "_vec";
       std::map<std::string, int64_t> fixedDims;
       Kernel k = op.instantiate(dt, fixed, fixedDims);
+      // The dims the length fixes are constants of the kernel; the others
+      // (all of them for the dynamic kernel) come as "dim:NAME" parameters.
       std::vector<std::string> dyn;
-      if (!fixed)
-        dyn.push_back(op.mainDim);
-      std::vector<std::string> abi = gpu::expectedAbi(k, dyn);
       Bindings b;
-      b.dims.assign(k.dims.size(), fixed);
+      b.dims.assign(k.dims.size(), 0);
+      for (size_t d = 0; d < k.dims.size(); ++d) {
+        auto it = fixedDims.find(k.dims[d]);
+        if (it != fixedDims.end())
+          b.dims[d] = it->second;
+        else
+          dyn.push_back(k.dims[d]);
+      }
+      std::vector<std::string> abi = gpu::expectedAbi(k, dyn);
       b.tensors.resize(k.tensors.size());
       b.params.resize(k.params.size());
       for (size_t i = 0; i < abi.size(); ++i) {
@@ -111,38 +122,57 @@ CUresult emulate(const std::string &entry, void **params) {
       int64_t rows = b.rows;
       if (mode == "skip" && rows > 0)
         --rows;
-      // Rows in parallel chunks.
-      int64_t chunks = std::min<int64_t>(rows, 64);
+      // Row program r sees row r / group of a Rows or RowScalar tensor
+      // (group 1 but for row maps); a gathered table is indexed by value.
+      auto groupOf = [&](const TensorDecl &td) -> int64_t {
+        if (td.layout == Layout::Vector || td.map.gather >= 0)
+          return 0;
+        return std::max<int64_t>(1, td.map.group.eval(b.dims));
+      };
+      // Rows in parallel chunks, each starting on a multiple of every group.
+      int64_t unit = 1;
+      for (const TensorDecl &td : k.tensors)
+        if (int64_t g = groupOf(td))
+          unit = std::lcm(unit, g);
+      int64_t units = (rows + unit - 1) / unit;
+      int64_t chunks = std::min<int64_t>(units, 64);
       gpu::parallelFor(chunks, [&](size_t c) {
         Bindings part = b;
-        int64_t r0 = rows * c / chunks, r1 = rows * (c + 1) / chunks;
+        int64_t r0 = std::min(rows, unit * (units * int64_t(c) / chunks));
+        int64_t r1 = std::min(rows, unit * (units * int64_t(c + 1) / chunks));
         part.rows = r1 - r0;
         for (size_t t = 0; t < k.tensors.size(); ++t) {
           const TensorDecl &td = k.tensors[t];
+          int64_t g = groupOf(td);
+          if (!g)
+            continue;
           int64_t e = sizeInBytes(td.dtype);
           int64_t stride = td.rowLength.eval(b.dims);
           if (b.tensors[t].rowStride > 0)
             stride = b.tensors[t].rowStride;
           if (td.layout == Layout::Rows)
-            part.tensors[t].data =
-                static_cast<uint8_t *>(b.tensors[t].data) + r0 * stride * e;
+            part.tensors[t].data = static_cast<uint8_t *>(b.tensors[t].data) +
+                                   (r0 / g) * stride * e;
           else if (td.layout == Layout::RowScalar)
             part.tensors[t].data =
-                static_cast<uint8_t *>(b.tensors[t].data) + r0 * e;
+                static_cast<uint8_t *>(b.tensors[t].data) + (r0 / g) * e;
         }
-        interpret(k, part);
+        if (part.rows > 0)
+          interpret(k, part);
       });
-      // The first written tensor, its last row.
+      // The first written tensor that holds the last row program's row (for
+      // heads, the last part), its row.
       for (size_t t = 0; t < k.tensors.size(); ++t) {
         const TensorDecl &td = k.tensors[t];
-        if (!td.isWritten || td.layout != Layout::Rows || b.rows == 0)
+        if (!td.isWritten || td.layout != Layout::Rows || b.rows == 0 ||
+            td.map.gather >= 0 || td.map.next >= 0)
           continue;
         int64_t e = sizeInBytes(td.dtype);
         int64_t len = td.rowLength.eval(b.dims);
         int64_t stride =
             b.tensors[t].rowStride > 0 ? b.tensors[t].rowStride : len;
         uint8_t *last = static_cast<uint8_t *>(b.tensors[t].data) +
-                        (b.rows - 1) * stride * e;
+                        ((b.rows - 1) / groupOf(td)) * stride * e;
         if (mode == "value" || (mode == "misvar" && vec)) {
           uint8_t *p = last + (len / 2) * e;
           encode(td.dtype, decode(td.dtype, p) * 2 + 1, p);
