@@ -46,9 +46,9 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (vector < 1 || vector > 16)
     return emitError() << "vector must be in [1, 16], got " << vector;
   if (threadsPerRow < 1 || threadsPerRow > 1024 ||
-      !llvm::isPowerOf2_64(threadsPerRow))
-    return emitError() << "threads_per_row must be a power of two in "
-                          "[1, 1024], got "
+      !(llvm::isPowerOf2_64(threadsPerRow) || threadsPerRow % 32 == 0))
+    return emitError() << "threads_per_row must be a power of two or a "
+                          "multiple of 32 in [1, 1024], got "
                        << threadsPerRow;
   if (rowsPerBlock < 1 || threadsPerRow * rowsPerBlock > 1024)
     return emitError() << "a block of threads_per_row * rows_per_block = "

@@ -55,7 +55,7 @@ def Kgen_ScheduleAttr : AttrDef<Kgen_Dialect, "Schedule"> {
   let summary = "How a row program is spread over GPU threads";
   let description = [{
     `vector`: elements each thread handles per chunk (16 bytes of the widest
-    row dtype). `threads_per_row`: a power of two; a row's chunks are
+    row dtype). `threads_per_row`: a power of two or whole warps; a row's chunks are
     interleaved over them so that neighbouring threads read neighbouring
     chunks. `rows_per_block`: rows a thread block works on. `chunks`: chunks
     per thread kept in registers. `reread`: reductions are done in separate

@@ -78,7 +78,9 @@ def Kgen_LoadOp : Kgen_Op<"load", [MemoryEffects<[MemRead]>]> {
     `!kgen.rows` tensor (of the vector, for `!kgen.vector`). Loading a
     `!kgen.scalars` tensor gives its element r as a scalar.
     `vector_width` is set by the alignment analysis: how many elements one
-    memory access may move.
+    memory access may move. For a stride-2 view paired with the view one
+    element after it (x[b::2] and x[b+1::2]), it is the width of the
+    accesses that move the contiguous span the two cover.
   }];
   let arguments = (ins Kgen_AnyTensorArg:$source, Optional<Index>:$start,
                        DefaultValuedAttr<I64Attr, "1">:$stride,

@@ -214,7 +214,13 @@ Value RowLowering::chunkValue(Value v, Chunk &c) {
   Type elem = cast<RankedTensorType>(v.getType()).getElementType();
   auto vt = mlir::VectorType::get({vec}, elem);
   Value result;
-  if (auto l = dyn_cast<LoadOp>(op)) {
+  if (auto l = dyn_cast<LoadOp>(op); l && pairedLoad.count(l)) {
+    LoadOp other = pairedLoad.lookup(l);
+    bool isEven = constantStartBelow(l, other);
+    auto [e, o] = isEven ? loadPair(l, other, c) : loadPair(other, l, c);
+    c.memo[other.getResult()] = isEven ? o : e;
+    result = isEven ? e : o;
+  } else if (auto l = dyn_cast<LoadOp>(op)) {
     result = loadChunk(l, c);
   } else if (auto bc = dyn_cast<BroadcastOp>(op)) {
     result = vector::BroadcastOp::create(b, loc, vt, map.lookup(bc.getInput()));
@@ -343,9 +349,24 @@ Value RowLowering::crossThreadReduce(Value s, ReduceKind kind, int slot) {
 }
 
 void RowLowering::emitStores(Chunk &c) {
-  for (StoreOp s : kernel.getBody().getOps<StoreOp>())
-    if (isRowValue(s.getValue()))
+  for (StoreOp s : kernel.getBody().getOps<StoreOp>()) {
+    if (!isRowValue(s.getValue()))
+      continue;
+    if (!pairedStore.count(s)) {
       storeChunk(s, chunkValue(s.getValue(), c), c);
+      continue;
+    }
+    if (!evenStore.contains(s))
+      continue; // written with its even partner
+    StoreOp odd = pairedStore.lookup(s);
+    storePair(s, odd, chunkValue(s.getValue(), c),
+              chunkValue(odd.getValue(), c), c);
+  }
+}
+
+/// Whether a's start is below b's (the even view of a pair).
+bool RowLowering::constantStartBelow(LoadOp a, LoadOp b) {
+  return pairEven.contains(a.getOperation());
 }
 
 Value RowLowering::accumulate(ReduceOp r, Chunk &c, Value acc) {
@@ -448,6 +469,19 @@ LogicalResult RowLowering::run() {
     staticLength = n.getInt();
     length = cIndex(n.getInt());
   }
+  StridePairs pairs = findStridePairs(kernel);
+  for (auto [even, odd] : pairs.loads)
+    if (even.getVectorWidth().value_or(1) > 1) {
+      pairedLoad[even] = odd;
+      pairedLoad[odd] = even;
+      pairEven.insert(even);
+    }
+  for (auto [even, odd] : pairs.stores)
+    if (even.getVectorWidth().value_or(1) > 1) {
+      pairedStore[even] = odd;
+      pairedStore[odd] = even;
+      evenStore.insert(even);
+    }
   for (ReduceOp r : kernel.getBody().getOps<ReduceOp>()) {
     reduces.push_back(r);
     maxLevel = std::max(maxLevel, reduceLevel(r.getResult()));

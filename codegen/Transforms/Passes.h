@@ -35,6 +35,14 @@ inline constexpr llvm::StringLiteral kAbiAttr = "kgen.abi";
 /// kernel has no reduction).
 llvm::SetVector<LoadOp> rowLoadsHeld(KernelOp kernel);
 
+/// Pairs of stride-2 views of one tensor whose starts differ by one
+/// (even, odd): together they cover a contiguous span (Pairs.cpp).
+struct StridePairs {
+  SmallVector<std::pair<LoadOp, LoadOp>> loads;
+  SmallVector<std::pair<StoreOp, StoreOp>> stores;
+};
+StridePairs findStridePairs(KernelOp kernel);
+
 } // namespace mlir::kgen
 
 #endif // KGEN_CODEGEN_TRANSFORMS_PASSES_H

@@ -78,36 +78,52 @@ Value RowLowering::loadChunk(LoadOp op, Chunk &c) {
     }
     return acc;
   };
-  // A gather index outside the table: the row reads NaN (the pointer was
-  // clamped to row 0, so the load itself stays inside the table).
-  auto checked = [&](Value v) -> Value {
-    Value valid = gatherValid.lookup(op.getSource());
-    if (!valid)
-      return v;
-    auto nan = b.getFloatAttr(elem, APFloat::getNaN(
-                                        cast<FloatType>(elem).getFloatSemantics()));
-    Value nans = arith::ConstantOp::create(
-        b, loc, vt, DenseElementsAttr::get(vt, cast<Attribute>(nan)));
-    return arith::SelectOp::create(b, loc, valid, v, nans);
-  };
   if (!c.fullCond)
-    return checked(fullPath());
+    return checkGather(op, fullPath());
 
   auto ifOp = scf::IfOp::create(b, loc, TypeRange{vt}, c.fullCond, true);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
   scf::YieldOp::create(b, loc, fullPath());
   b.setInsertionPointToStart(ifOp.elseBlock());
+  scf::YieldOp::create(b, loc, loadElements(op, c));
+  b.setInsertionPointAfter(ifOp);
+  return checkGather(op, ifOp.getResult(0));
+}
+
+/// A gather index outside the table: the row reads NaN (the pointer was
+/// clamped to row 0, so the load itself stayed inside the table).
+Value RowLowering::checkGather(LoadOp op, Value v) {
+  Value valid = gatherValid.lookup(op.getSource());
+  if (!valid)
+    return v;
+  auto vt = cast<mlir::VectorType>(v.getType());
+  auto ft = cast<FloatType>(vt.getElementType());
+  auto nan = b.getFloatAttr(ft, APFloat::getNaN(ft.getFloatSemantics()));
+  Value nans = arith::ConstantOp::create(
+      b, loc, vt, DenseElementsAttr::get(vt, cast<Attribute>(nan)));
+  return arith::SelectOp::create(b, loc, valid, v, nans);
+}
+
+/// One element at a time, each only if it lies inside the row (0 outside).
+Value RowLowering::loadElements(LoadOp op, Chunk &c) {
+  Type elem = getTensorElementType(op.getSource().getType());
+  auto vt = mlir::VectorType::get({vec}, elem);
+  Value ptr = base.lookup(op.getSource());
+  Value start = map.lookup(op.getStart());
+  bool invariant = !isWritten(op.getSource());
   Value acc = arith::ConstantOp::create(b, loc, vt, b.getZeroAttr(vt));
   for (int64_t k = 0; k < vec; ++k) {
     auto one =
         scf::IfOp::create(b, loc, TypeRange{elem}, inRow(*this, c.e0, k), true);
-    OpBuilder::InsertionGuard g2(b);
+    OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(one.thenBlock());
-    scf::YieldOp::create(
-        b, loc,
-        load(elementOffset(*this, start, op.getStride(), c.e0, k), elem,
-             bytesOf(elem)));
+    Value off = elementOffset(*this, start, op.getStride(), c.e0, k);
+    scf::YieldOp::create(b, loc,
+                         LLVM::LoadOp::create(b, loc, elem, gep(ptr, off, elem),
+                                              bytesOf(elem), false, false,
+                                              invariant)
+                             .getResult());
     b.setInsertionPointToStart(one.elseBlock());
     scf::YieldOp::create(
         b, loc,
@@ -116,9 +132,64 @@ Value RowLowering::loadChunk(LoadOp op, Chunk &c) {
     b.setInsertionPointAfter(one);
     acc = vector::InsertOp::create(b, loc, one.getResult(0), acc, k);
   }
-  scf::YieldOp::create(b, loc, acc);
-  b.setInsertionPointAfter(ifOp);
-  return checked(ifOp.getResult(0));
+  return acc;
+}
+
+/// Elements [start + 2*e0, start + 2*(e0 + vector)) of the row, the span an
+/// even/odd pair of views covers, in accesses of the pair's vector_width.
+Value RowLowering::loadSpan(LoadOp even, Chunk &c) {
+  Type elem = getTensorElementType(even.getSource().getType());
+  int64_t w = *even.getVectorWidth(), n = 2 * vec;
+  auto vt = mlir::VectorType::get({n}, elem);
+  Value ptr = base.lookup(even.getSource());
+  Value first = arith::AddIOp::create(
+      b, loc, map.lookup(even.getStart()),
+      arith::MulIOp::create(b, loc, c.e0, cIndex(2)));
+  bool invariant = !isWritten(even.getSource());
+  Value acc = arith::ConstantOp::create(b, loc, vt, b.getZeroAttr(vt));
+  for (int64_t k = 0; k < n; k += w) {
+    Value off = toI64(arith::AddIOp::create(b, loc, first, cIndex(k)));
+    Value piece = LLVM::LoadOp::create(
+        b, loc, mlir::VectorType::get({w}, elem), gep(ptr, off, elem),
+        w * bytesOf(elem), false, false, invariant);
+    for (int64_t i = 0; i < w; ++i)
+      acc = vector::InsertOp::create(
+          b, loc, vector::ExtractOp::create(b, loc, piece, i), acc, k + i);
+  }
+  return acc;
+}
+
+std::pair<Value, Value> RowLowering::loadPair(LoadOp even, LoadOp odd,
+                                              Chunk &c) {
+  Type elem = getTensorElementType(even.getSource().getType());
+  auto vt = mlir::VectorType::get({vec}, elem);
+  auto split = [&](Value span) -> std::pair<Value, Value> {
+    SmallVector<int64_t> evens, odds;
+    for (int64_t i = 0; i < vec; ++i) {
+      evens.push_back(2 * i);
+      odds.push_back(2 * i + 1);
+    }
+    return {vector::ShuffleOp::create(b, loc, span, span, evens),
+            vector::ShuffleOp::create(b, loc, span, span, odds)};
+  };
+  std::pair<Value, Value> r;
+  if (!c.fullCond) {
+    r = split(loadSpan(even, c));
+  } else {
+    auto ifOp =
+        scf::IfOp::create(b, loc, TypeRange{vt, vt}, c.fullCond, true);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    auto [e, o] = split(loadSpan(even, c));
+    scf::YieldOp::create(b, loc, ValueRange{e, o});
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    Value ee = loadElements(even, c);
+    Value oo = loadElements(odd, c);
+    scf::YieldOp::create(b, loc, ValueRange{ee, oo});
+    b.setInsertionPointAfter(ifOp);
+    r = {ifOp.getResult(0), ifOp.getResult(1)};
+  }
+  return {checkGather(even, r.first), checkGather(odd, r.second)};
 }
 
 void RowLowering::storeChunk(StoreOp op, Value v, Chunk &c) {
@@ -150,15 +221,64 @@ void RowLowering::storeChunk(StoreOp op, Value v, Chunk &c) {
   b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
   fullPath();
   b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+  storeElements(op, v, c);
+}
+
+/// One element at a time, each only if it lies inside the row. `v` is
+/// already storable.
+void RowLowering::storeElements(StoreOp op, Value v, Chunk &c) {
+  Type elem = getElementTypeOrSelf(v.getType());
+  Value ptr = base.lookup(op.getDest());
+  Value start = map.lookup(op.getStart());
   for (int64_t k = 0; k < vec; ++k) {
     auto one =
         scf::IfOp::create(b, loc, TypeRange{}, inRow(*this, c.e0, k), false);
-    OpBuilder::InsertionGuard g2(b);
+    OpBuilder::InsertionGuard g(b);
     b.setInsertionPoint(one.thenBlock()->getTerminator());
     Value off = elementOffset(*this, start, op.getStride(), c.e0, k);
     LLVM::StoreOp::create(b, loc, vector::ExtractOp::create(b, loc, v, k),
                           gep(ptr, off, elem), bytesOf(elem));
   }
+}
+
+/// The converse of loadPair: interleaves the even and odd values and writes
+/// their span with the pair's vector_width.
+void RowLowering::storePair(StoreOp even, StoreOp odd, Value ve, Value vo,
+                            Chunk &c) {
+  ve = storable(b, loc, ve);
+  vo = storable(b, loc, vo);
+  Type elem = getElementTypeOrSelf(ve.getType());
+  int64_t w = *even.getVectorWidth(), n = 2 * vec;
+  Value ptr = base.lookup(even.getDest());
+  SmallVector<int64_t> order;
+  for (int64_t i = 0; i < vec; ++i) {
+    order.push_back(i);
+    order.push_back(vec + i);
+  }
+  OpBuilder::InsertionGuard g(b);
+  auto valid = scf::IfOp::create(b, loc, TypeRange{}, rowValid, false);
+  b.setInsertionPoint(valid.thenBlock()->getTerminator());
+  auto spanStore = [&]() {
+    Value span = vector::ShuffleOp::create(b, loc, ve, vo, order);
+    Value first = arith::AddIOp::create(
+        b, loc, map.lookup(even.getStart()),
+        arith::MulIOp::create(b, loc, c.e0, cIndex(2)));
+    for (int64_t k = 0; k < n; k += w) {
+      Value off = toI64(arith::AddIOp::create(b, loc, first, cIndex(k)));
+      Value piece = vector::ShuffleOp::create(
+          b, loc, span, span, llvm::to_vector(llvm::seq<int64_t>(k, k + w)));
+      LLVM::StoreOp::create(b, loc, piece, gep(ptr, off, elem),
+                            w * bytesOf(elem));
+    }
+  };
+  if (!c.fullCond)
+    return spanStore();
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, c.fullCond, true);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  spanStore();
+  b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+  storeElements(even, ve, c);
+  storeElements(odd, vo, c);
 }
 
 Value RowLowering::loadScalar(LoadOp op) {

@@ -33,6 +33,17 @@ public:
   void storeChunk(StoreOp op, Value v, Chunk &c);
   Value loadScalar(LoadOp op);
   void storeScalar(StoreOp op, Value v);
+  /// An even/odd pair of stride-2 views (Pairs.cpp) moved as one span.
+  std::pair<Value, Value> loadPair(LoadOp even, LoadOp odd, Chunk &c);
+  void storePair(StoreOp even, StoreOp odd, Value ve, Value vo, Chunk &c);
+
+private:
+  Value loadElements(LoadOp op, Chunk &c);
+  void storeElements(StoreOp op, Value v, Chunk &c);
+  Value loadSpan(LoadOp even, Chunk &c);
+  Value checkGather(LoadOp op, Value v);
+
+public:
 
 private:
   Value chunkValue(Value rowValue, Chunk &c);
@@ -80,6 +91,12 @@ public:
   DenseMap<Value, int> levels;
   SmallVector<ReduceOp> reduces;
   int maxLevel = 0;
+  /// Stride-2 pairs the alignment analysis gave span accesses (width > 1).
+  DenseMap<Operation *, LoadOp> pairedLoad;   ///< either one -> the other
+  DenseMap<Operation *, StoreOp> pairedStore; ///< either one -> the other
+  DenseSet<Operation *> evenStore;
+  DenseSet<Operation *> pairEven; ///< the even load of each load pair
+  bool constantStartBelow(LoadOp a, LoadOp b);
 };
 
 } // namespace mlir::kgen

@@ -36,6 +36,35 @@ constexpr int64_t kMaxThreadsPerRow = 256;
 
 int64_t elementBytes(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
 
+/// Splits a row of `nvec` chunks into tiles of `c` <= `target` chunks per
+/// thread over `tpr` threads (whole warps), wasting the fewest chunk slots:
+/// idle threads in the last tile cost loads in flight (d = 11008 is 1376
+/// chunks: 3 tiles of 256 x 2 leave 10% idle, 11 tiles of 128 x 1 only
+/// 2.3%). Powers of two (`pow2Threads`, as forced threads per row) first.
+/// Returns (c, tiles, tpr).
+std::tuple<int64_t, int64_t, int64_t> tileRow(int64_t nvec, int64_t target,
+                                             int64_t pow2Threads) {
+  int64_t c0 = target;
+  std::tuple<int64_t, int64_t, int64_t> best = {
+      c0, llvm::divideCeil(nvec, pow2Threads * c0), pow2Threads};
+  auto waste = [&](const std::tuple<int64_t, int64_t, int64_t> &t) {
+    auto [c, tiles, tpr] = t;
+    return c * tiles * tpr - nvec;
+  };
+  for (int64_t c = target; c >= 1; --c)
+    for (int64_t tiles = 1; tiles <= 4096; ++tiles) {
+      int64_t tpr = llvm::alignTo(llvm::divideCeil(nvec, tiles * c), 32);
+      if (tpr > pow2Threads)
+        continue;
+      if (tpr < 128)
+        break;
+      std::tuple<int64_t, int64_t, int64_t> cand = {c, tiles, tpr};
+      if (waste(cand) < waste(best))
+        best = cand;
+    }
+  return best;
+}
+
 struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
   using Base::Base;
 
@@ -107,10 +136,14 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       // that a handful of rows (decode) still spreads over many SMs and no
       // thread holds much. Tiles that divide the row need no masks.
       if (!reduces && (int64_t)llvm::divideCeil(nvec, tpr) > target) {
-        int64_t c = target;
-        if (nvec % (tpr * c) != 0 && nvec % tpr == 0)
-          c = 1;
-        int64_t tiles = llvm::divideCeil(nvec, tpr * c);
+        auto [c, tiles, t] =
+            threadsPerRow
+                ? std::tuple<int64_t, int64_t, int64_t>{target,
+                                                        llvm::divideCeil(
+                                                            nvec, tpr * target),
+                                                        tpr}
+                : tileRow(nvec, target, tpr);
+        tpr = t;
         int64_t rpb = rowsPerBlock ? rowsPerBlock
                                    : std::max<int64_t>(1, kTargetBlock / tpr);
         auto attr = ScheduleAttr::getChecked(

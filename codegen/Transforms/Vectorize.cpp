@@ -85,6 +85,21 @@ struct Vectorize : ::mlir::kgen::impl::KgenVectorizeBase<Vectorize> {
           st.setVectorWidth(width(k, s, st.getDest(), st.getStart(),
                                   st.getStride(), st.getValue().getType()));
       });
+      // An even/odd pair of stride-2 views is moved as the contiguous span
+      // they cover, from the even view's start: size those accesses.
+      StridePairs pairs = findStridePairs(k);
+      for (auto [even, odd] : pairs.loads) {
+        int64_t w = width(k, s, even.getSource(), even.getStart(), 1,
+                          even.getResult().getType());
+        even.setVectorWidth(w);
+        odd.setVectorWidth(w);
+      }
+      for (auto [even, odd] : pairs.stores) {
+        int64_t w = width(k, s, even.getDest(), even.getStart(), 1,
+                          even.getValue().getType());
+        even.setVectorWidth(w);
+        odd.setVectorWidth(w);
+      }
     });
   }
 

@@ -325,7 +325,7 @@ kgen.kernel @vector32(%x: !kgen.rows<f32> {kgen.name = "x"})
 
 // -----
 
-// expected-error@+2 {{threads_per_row must be a power of two in [1, 1024], got 48}}
+// expected-error@+2 {{threads_per_row must be a power of two or a multiple of 32 in [1, 1024], got 48}}
 kgen.kernel @tpr_not_pow2(%x: !kgen.rows<f32> {kgen.name = "x"})
     attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 48, rowsPerBlock = 1, chunks = 1, reread = false>} {
   %n = arith.constant 4 : index
@@ -335,7 +335,7 @@ kgen.kernel @tpr_not_pow2(%x: !kgen.rows<f32> {kgen.name = "x"})
 
 // -----
 
-// expected-error@+2 {{threads_per_row must be a power of two in [1, 1024], got 2048}}
+// expected-error@+2 {{threads_per_row must be a power of two or a multiple of 32 in [1, 1024], got 2048}}
 kgen.kernel @tpr_too_big(%x: !kgen.rows<f32> {kgen.name = "x"})
     attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 2048, rowsPerBlock = 1, chunks = 1, reread = false>} {
   %n = arith.constant 4 : index
@@ -345,7 +345,7 @@ kgen.kernel @tpr_too_big(%x: !kgen.rows<f32> {kgen.name = "x"})
 
 // -----
 
-// expected-error@+2 {{threads_per_row must be a power of two in [1, 1024], got 0}}
+// expected-error@+2 {{threads_per_row must be a power of two or a multiple of 32 in [1, 1024], got 0}}
 kgen.kernel @tpr0(%x: !kgen.rows<f32> {kgen.name = "x"})
     attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 0, rowsPerBlock = 1, chunks = 1, reread = false>} {
   %n = arith.constant 4 : index

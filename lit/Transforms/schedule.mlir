@@ -213,5 +213,21 @@ kgen.kernel @dynamic(%x: !kgen.rows<bf16> {kgen.name = "x"},
 }
 
 // A forced schedule that #kgen.schedule rejects fails the pass.
-// BADTPR: error: 'kgen.kernel' op invalid schedule: threads_per_row must be a power of two in [1, 1024], got 48
+// BADTPR: error: 'kgen.kernel' op invalid schedule: threads_per_row must be a power of two or a multiple of 32 in [1, 1024], got 48
 // BADBLOCK: error: 'kgen.kernel' op invalid schedule: a block of threads_per_row * rows_per_block = 2048 threads is outside [1, 1024]
+
+// An elementwise row of 11008 bf16 (1376 chunks): tiles of whole warps that
+// waste the fewest slots: 11 tiles of 128 threads x 1 chunk (1408 slots),
+// not 3 tiles of 256 x 2 (1536).
+// CHECK-LABEL: kgen.kernel @bf16_11008_elementwise(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 128, rowsPerBlock = 2, chunks = 1, reread = false, tiles = 11>
+kgen.kernel @bf16_11008_elementwise(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                                    %y: !kgen.rows<bf16> {kgen.name = "y"})
+    attributes {dims = {n = 11008 : i64}} {
+  %n = arith.constant 11008 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<11008xbf16>
+  kgen.store %v, %y[%c0] : tensor<11008xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
