@@ -19,10 +19,11 @@ Row maps: a tensor read by groups of G row programs (AdaLN's per-batch
 scale [B, C] with G = tokens per batch; rope's q [T, Hq*D] and positions
 [T] with G = Hq + Hk heads per token) has only ceil(rows / G) rows, and a
 table picked by a per-row index (rope's cos/sin cache) has its own row
-count. The spec may say so per tensor param ("group": G, an int or a dim
-expression such as "q_heads+k_heads"; "gather": the index param's name with
-"table_rows"); the caller may also say it: `groups={"q": 40, "positions":
-40, "cos_sin_cache": 0}` (0: a gathered table, not checked against rows).
+count. The spec says so in each such tensor param's "row_map"
+("rows_per_tensor_row": G, an int or a dim expression such as
+"q_heads+k_heads"; or "gather": the index param's name, with "table_rows");
+the caller may also say it: `groups={"q": 40, "positions": 40,
+"cos_sin_cache": 0}` (0: a gathered table, not checked against rows).
 
 The launch goes on `stream` (an int CUstream or a torch.cuda.Stream) or,
 by default, on torch.cuda.current_stream(), so that a
@@ -519,12 +520,14 @@ def _row_map(p, dims, groups):
         return ("group", 1)
     if groups and p["name"] in groups:
         g = groups[p["name"]]
-        return ("table", _eval_len(p.get("table_rows"), dims)) if g == 0 \
+        table = (p.get("row_map") or {}).get("table_rows")
+        return ("table", _eval_len(table, dims)) if g == 0 \
             else ("group", int(g))
-    if p.get("gather") is not None:
-        return ("table", _eval_len(p.get("table_rows"), dims))
-    if p.get("group") is not None:
-        return ("group", _eval_len(p["group"], dims))
+    m = p.get("row_map") or {}
+    if m.get("gather") is not None:
+        return ("table", _eval_len(m.get("table_rows"), dims))
+    if m.get("rows_per_tensor_row") is not None:
+        return ("group", _eval_len(m["rows_per_tensor_row"], dims))
     return ("group", 1)
 
 
