@@ -756,6 +756,18 @@ void Builder::storeSlice(const Tensor &dst, Len start, int64_t stride,
       Store{dst.index, id, start, stride, SourceLoc::from(loc)});
 }
 
+void Builder::storeConcat(const Tensor &dst, Len start,
+                          const std::vector<Operand> &parts,
+                          std::source_location loc) {
+  if (parts.empty())
+    state->fail(loc, "storeConcat()", "give at least one part to write");
+  Len at = start;
+  for (const Operand &p : parts) {
+    storeSlice(dst, at, 1, p, loc);
+    at = at + state->k.domain;
+  }
+}
+
 Kernel Builder::build(std::source_location loc) {
   state->checkUsable(loc, "build()");
   if (state->k.stores.empty())

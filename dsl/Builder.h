@@ -159,6 +159,13 @@ public:
   void storeSlice(const Tensor &dst, Len start, int64_t stride, Operand value,
                   std::source_location loc = std::source_location::current());
 
+  /// Concatenation: writes `parts` (row values) one after another into row r
+  /// of `dst`, from element `start` (torch.cat along the row). Each part is
+  /// one storeSlice() of the kernel's row length.
+  void storeConcat(const Tensor &dst, Len start,
+                   const std::vector<Operand> &parts,
+                   std::source_location loc = std::source_location::current());
+
   /// Validates and returns the kernel. The builder must not be used after.
   Kernel build(std::source_location loc = std::source_location::current());
 

@@ -202,3 +202,34 @@ TEST(RowMapInterpreter, NegativeIndicesReadNaN) {
 }
 
 } // namespace
+
+namespace {
+
+/// torch.cat((a * 2, a + 1), dim=-1) of a row of 3 into a row of 6.
+TEST(RowMapInterpreter, ConcatenationWritesConsecutiveSlices) {
+  Builder b("cat");
+  Tensor x = b.input("x", DType::F32, 3);
+  Tensor y = b.output("y", DType::F32, 6);
+  b.storeConcat(y, 0, {x * 2.0, x + 1.0});
+  Kernel k = b.build();
+  std::vector<float> xv = {1, 2, 3, 4, 5, 6}, yv(12, NAN);
+  Bindings bind;
+  bind.rows = 2;
+  bind.tensors = {host(xv), host(yv)};
+  interpret(k, bind);
+  EXPECT_EQ(yv, (std::vector<float>{2, 4, 6, 2, 3, 4, 8, 10, 12, 5, 6, 7}));
+}
+
+TEST(RowMapBuilder, ConcatenationMustFitTheRow) {
+  int line = 0;
+  std::string e = userError([&] {
+    Builder b("k");
+    Tensor x = b.input("x", DType::F32, 4);
+    Tensor y = b.output("y", DType::F32, 6);
+    line = __LINE__; b.storeConcat(y, 0, {x * 2.0, x + 1.0});
+  });
+  EXPECT_THAT(e, StartsWith(at(line)));
+  EXPECT_THAT(e, HasSubstr("elements up to 8 are written but a row of 'y' has 6"));
+}
+
+} // namespace
