@@ -158,7 +158,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       // block this wide can have.
       auto fits = [&](int64_t t) {
         int64_t regs = 65536 / std::max<int64_t>(t, kTargetBlock);
-        return llvm::divideCeil(nvec, t) * vector * rowLoads <=
+        return (int64_t)llvm::divideCeil(nvec, t) * vector * rowLoads <=
                std::min(maxElements, regs / 2);
       };
       // Otherwise wider rows of threads hold less each; past 1024 threads
