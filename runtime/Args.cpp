@@ -58,14 +58,14 @@ public:
     if (kgen_status st = selectVariant(out))
       return st;
     int64_t perBlock = spec.variants[out.variant].rowsPerBlock;
-    int64_t grid = rows / perBlock + (rows % perBlock != 0);
+    int64_t grid = (rows / perBlock + (rows % perBlock != 0)) *
+                   spec.variants[out.variant].tiles;
     if (grid > INT32_MAX)
       return fail(KGEN_ERROR_INVALID_ARGUMENT,
                   "rows " + std::to_string(rows) + " needs " +
                       std::to_string(grid) +
                       " blocks, more than the grid limit of 2^31-1");
     out.gridX = static_cast<uint32_t>(grid);
-    out.gridY = static_cast<uint32_t>(spec.variants[out.variant].gridY);
     return KGEN_OK;
   }
 

@@ -27,7 +27,6 @@ struct BoundArgs {
   int64_t rows = 0;
   size_t variant = 0;
   uint32_t gridX = 0;
-  uint32_t gridY = 1; ///< the variant's tiles per row
 };
 
 /// Runs all launch checks. On failure returns the status and sets `err` to a

@@ -161,14 +161,13 @@ kgen_status launch(const kgen_kernel *kernel, const kgen_arg *args,
   std::vector<uint64_t> storage;
   std::vector<void *> params;
   packAbi(kernel->spec, variant, bound, storage, params);
-  r = d->launchKernel(fn, bound.gridX, bound.gridY, 1, variant.block, 1, 1,
+  r = d->launchKernel(fn, bound.gridX, 1, 1, variant.block, 1, 1,
                       variant.sharedBytes, static_cast<CUstream>(stream),
                       params.data(), nullptr);
   if (r != CUDA_SUCCESS)
     return fail(KGEN_ERROR_CUDA, prefix + d->errorText(r, "cuLaunchKernel") +
                                      " (entry '" + variant.entry + "', grid " +
-                                     std::to_string(bound.gridX) + "x" +
-                                     std::to_string(bound.gridY) + ", block " +
+                                     std::to_string(bound.gridX) + ", block " +
                                      std::to_string(variant.block) + ", " +
                                      std::to_string(variant.sharedBytes) +
                                      " bytes of shared memory)");

@@ -426,7 +426,7 @@ private:
     if (!r.expectKind(v, Value::Kind::Object, "variants", path))
       return false;
     Variant var;
-    int64_t block, rowsPerBlock = 1, sharedBytes = 0, gridY = 1;
+    int64_t block, rowsPerBlock = 1, sharedBytes = 0, tiles = 1;
     if (!r.getString(v, path, "entry", var.entry))
       return false;
     if (!isIdentifier(var.entry))
@@ -437,7 +437,7 @@ private:
                   /*required=*/false) ||
         !r.getInt(v, at, "shared_bytes", 0, INT32_MAX, sharedBytes,
                   /*required=*/false) ||
-        !r.getInt(v, at, "grid_y", 1, 65535, gridY, /*required=*/false))
+        !r.getInt(v, at, "tiles", 1, 65535, tiles, /*required=*/false))
       return false;
     if (r.member(v, at, "exact_domain", /*required=*/false)) {
       if (!r.getInt(v, at, "exact_domain", 1, INT64_MAX, var.exactDomain))
@@ -448,7 +448,7 @@ private:
     var.block = static_cast<int>(block);
     var.rowsPerBlock = static_cast<int>(rowsPerBlock);
     var.sharedBytes = static_cast<int>(sharedBytes);
-    var.gridY = static_cast<int>(gridY);
+    var.tiles = static_cast<int>(tiles);
 
     const Value *align, *multiple;
     if (!r.getObject(v, at, "tensor_align", align) ||

@@ -62,9 +62,9 @@ struct Variant {
   int block = 0;
   int rowsPerBlock = 1;
   int sharedBytes = 0;
-  /// Blocks along y per group of rows: the row is split into that many
-  /// tiles (kernels without reductions).
-  int gridY = 1;
+  /// Blocks per group of rows_per_block rows: each row is split into that
+  /// many tiles (kernels without reductions).
+  int tiles = 1;
   /// (tensor param, bytes): pointer and row stride in bytes must be
   /// multiples.
   std::vector<std::pair<int, int64_t>> tensorAlign;

@@ -62,9 +62,9 @@ def Kgen_ScheduleAttr : AttrDef<Kgen_Dialect, "Schedule"> {
     passes that read the inputs again, instead of keeping the row in
     registers; with a dynamic domain and `chunks` > 0 the kernel re-reads
     only rows longer than `chunks` chunks per thread. `tiles` (kernels
-    without reductions only): a row is split over that many blocks along
-    the grid's y, each covering `chunks` chunks per thread, so that few rows
-    still fill the GPU.
+    without reductions only): a row is split over that many consecutive
+    blocks, each covering `chunks` chunks per thread, so that few rows still
+    fill the GPU.
   }];
   let parameters = (ins "int64_t":$vector, "int64_t":$threadsPerRow,
                         "int64_t":$rowsPerBlock, "int64_t":$chunks,

@@ -101,7 +101,7 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
         {"entry", kop.getSymName().str()},
         {"block", s.getThreadsPerRow() * s.getRowsPerBlock()},
         {"rows_per_block", s.getRowsPerBlock()},
-        {"grid_y", s.getTiles()},
+        {"tiles", s.getTiles()},
         {"shared_bytes", 0}, // reductions use static shared memory
         {"tensor_align", std::move(align)},
         {"dim_multiple", std::move(multiple)},

@@ -50,8 +50,12 @@ void RowLowering::emitPrologue() {
   int64_t tpr = sched.getThreadsPerRow(), rpb = sched.getRowsPerBlock();
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value bid = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-  if (sched.getTiles() > 1)
-    tileIndex = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  if (int64_t tiles = sched.getTiles(); tiles > 1) {
+    // Consecutive blocks walk along a group of rows, tile by tile, so that
+    // they read neighbouring memory.
+    tileIndex = arith::RemUIOp::create(b, loc, bid, cIndex(tiles));
+    bid = arith::DivUIOp::create(b, loc, bid, cIndex(tiles));
+  }
   lane = arith::RemUIOp::create(b, loc, tid, cIndex(tpr));
   rowInBlock = arith::DivUIOp::create(b, loc, tid, cIndex(tpr));
   Value rawRow = toI64(arith::AddIOp::create(

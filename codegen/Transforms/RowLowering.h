@@ -86,7 +86,7 @@ public:
   DenseMap<Value, Value> gatherValid;
   DenseSet<Value> written; ///< tensor args some store writes
   Value lane, rowInBlock, row, rowValid, length;
-  Value tileIndex; ///< block id y when the schedule has tiles
+  Value tileIndex; ///< this block's tile of its rows, when there are tiles
   std::optional<int64_t> staticLength;
   DenseMap<Value, int> levels;
   SmallVector<ReduceOp> reduces;

@@ -132,7 +132,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       if (threadsPerRow)
         tpr = threadsPerRow;
       // Without reductions nothing ties a row to one block: a long row is
-      // split into tiles of a few chunks per thread over the grid's y, so
+      // split into tiles of a few chunks per thread (consecutive blocks), so
       // that a handful of rows (decode) still spreads over many SMs and no
       // thread holds much. Tiles that divide the row need no masks.
       if (!reduces && (int64_t)llvm::divideCeil(nvec, tpr) > target) {

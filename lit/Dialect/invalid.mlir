@@ -385,7 +385,7 @@ kgen.kernel @chunks_negative(%x: !kgen.rows<f32> {kgen.name = "x"})
 
 // -----
 
-// expected-error@+2 {{tiles must be in [1, 65535] (the grid's y), got 0}}
+// expected-error@+2 {{tiles must be in [1, 65535], got 0}}
 kgen.kernel @tiles_zero(%x: !kgen.rows<f32> {kgen.name = "x"})
     attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 32, rowsPerBlock = 1, chunks = 1, reread = false, tiles = 0>} {
   %n = arith.constant 4 : index

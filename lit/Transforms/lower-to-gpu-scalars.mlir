@@ -28,12 +28,14 @@ kgen.kernel @scale_rows(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = 
 
 // -----
 
-// A row split into tiles over the grid's y: chunk j of tile t starts at
+// A row split into tiles: block b works on tile b % tiles of rows group
+// b / tiles (consecutive blocks, neighbouring memory); chunk j of tile t starts at
 // element ((t * chunks + j) * threads_per_row + lane) * vector, and only
 // tile 0 writes the per-row scalar. 24 elements in 2 tiles of 2 chunks of 4
 // by 2 threads: 32 slots, so the chunks need masks.
 // CHECK-LABEL: gpu.func @tiled(
-// CHECK: %[[TILE:.+]] = gpu.block_id y
+// CHECK: %[[BID:.+]] = gpu.block_id x
+// CHECK: %[[TILE:.+]] = arith.remui %[[BID]], %{{.+}} : index
 // CHECK: %[[T2:.+]] = arith.muli %[[TILE]], %{{.+}} : index
 // CHECK: arith.addi %[[T2]], %{{.+}} : index
 // CHECK: scf.if

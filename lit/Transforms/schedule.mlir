@@ -71,7 +71,7 @@ kgen.kernel @f32_4096(%x: !kgen.rows<f32> {kgen.name = "x"},
 
 // Loads bf16 but stores f32: the widest access (f32) sets the chunk to 4.
 // 1024 chunks, elementwise -> at most 256 threads; with no reduction the row
-// is split over the grid's y into 2 tiles of 2 chunks per thread.
+// is split into 2 tiles (consecutive blocks) of 2 chunks per thread.
 // CHECK-LABEL: kgen.kernel @mixed_widest_store(
 // CHECK-SAME: schedule = #kgen.schedule<vector = 4, threadsPerRow = 256, rowsPerBlock = 1, chunks = 2, reread = false, tiles = 2>
 kgen.kernel @mixed_widest_store(%x: !kgen.rows<bf16> {kgen.name = "x"},

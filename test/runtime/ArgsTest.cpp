@@ -216,7 +216,7 @@ const char *const StrictSpec = R"({
     {"name": "alpha", "kind": "scalar", "dtype": "f32"}
   ],
   "variants": [{"entry": "scale_v4", "block": 64, "rows_per_block": 4,
-                "grid_y": 3, "tensor_align": {"x": 16},
+                "tiles": 3, "tensor_align": {"x": 16},
                 "abi": ["rows", "scalar:k", "stride:x", "scalar:alpha", "ptr:x", "scalar:m"]}]
 })";
 const char *const StrictPtx = ".visible .entry scale_v4() { ret; }";
@@ -259,8 +259,7 @@ TEST(ArgsStrict, PacksTheAbi) {
                      kgen::rt::intArg(1ll << 40), kgen::rt::f32Arg(2.5f)};
   kgen::rt::BoundArgs bound;
   ASSERT_EQ(kgen::rt::bindArgs(spec, args, 4, 9, bound, err), KGEN_OK) << err;
-  EXPECT_EQ(bound.gridX, 3u); // ceil(9 / 4)
-  EXPECT_EQ(bound.gridY, 3u); // the variant's tiles per row
+  EXPECT_EQ(bound.gridX, 9u); // ceil(9 / 4) groups of rows x 3 tiles
   std::vector<uint64_t> storage;
   std::vector<void *> params;
   kgen::rt::packAbi(spec, spec.variants[0], bound, storage, params);

@@ -176,7 +176,7 @@ TEST_F(FakeDriver, LaunchFailure) {
   EXPECT_THAT(kgen::rt::lastError(),
               HasSubstr("cuLaunchKernel failed: "
                         "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (entry "
-                        "'rmsnorm_bf16_v8', grid 3x1, block 128"));
+                        "'rmsnorm_bf16_v8', grid 3, block 128"));
 }
 
 TEST_F(FakeDriver, UnknownErrorCodesStillDescribed) {
