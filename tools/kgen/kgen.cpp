@@ -16,6 +16,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <fmt/format.h>
+#include <thread>
 
 namespace cl = llvm::cl;
 using namespace kgen;
@@ -89,6 +90,9 @@ static cl::list<int64_t>
 static cl::list<std::string>
     bundleOps("ops", cl::desc("Ops to compile (default: all)"),
               cl::CommaSeparated, cl::sub(bundleCmd), cl::cat(cat));
+static cl::opt<unsigned> bundleJobs(
+    "jobs", cl::desc("Threads compiling the bundle (default: every core)"),
+    cl::init(0), cl::sub(bundleCmd), cl::cat(cat));
 static cl::list<std::string>
     bundleDtypes("dtypes", cl::desc("Dtypes to compile (default: each op's)"),
                  cl::CommaSeparated, cl::sub(bundleCmd), cl::cat(cat));
@@ -213,7 +217,11 @@ static int runBundle() {
   opts.rowsPerBlock = rowsPerBlock;
   opts.cudaPath = cudaPath;
   try {
-    return tools::emitBundle(output, archs, lengths, ops, dtypes, opts) ? 1 : 0;
+    unsigned jobs = bundleJobs ? unsigned(bundleJobs)
+                               : std::max(1u, std::thread::hardware_concurrency());
+    return tools::emitBundle(output, archs, lengths, ops, dtypes, opts, jobs)
+               ? 1
+               : 0;
   } catch (const UserError &e) {
     return fail(e.what());
   }
