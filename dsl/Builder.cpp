@@ -514,8 +514,7 @@ static void checkAtLeastOne(BuilderState &s, const Len &l, const char *what,
                             const std::string &op) {
   s.checkLenDims(l, loc, op);
   if (!Len(1).provablyLE(l))
-    s.fail(loc, op,
-           fmt::format("the {} {} may be below 1", what, s.lenStr(l)));
+    s.fail(loc, op, fmt::format("the {} {} may be below 1", what, s.lenStr(l)));
 }
 
 Tensor Builder::grouped(const std::string &name, DType dtype, Len rowLength,
@@ -719,8 +718,7 @@ void Builder::storeSlice(const Tensor &dst, Len start, int64_t stride,
                        t.name,
                        t.layout == Layout::Vector ? "shared by all rows"
                                                   : "a per-row tensor"));
-  if (t.map.gather >= 0 ||
-      (t.map.group != Len(1) && t.map.subLength == Len(0)))
+  if (t.map.gather >= 0 || (t.map.group != Len(1) && t.map.subLength == Len(0)))
     s.fail(loc, op,
            fmt::format("a row of '{}' is seen by several row programs ({}); "
                        "such tensors can only be read",

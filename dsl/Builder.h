@@ -115,8 +115,7 @@ public:
                 std::source_location loc = std::source_location::current());
   /// A [rows / group, rowLength] input: row program r reads row r / group
   /// (AdaLN's per-batch scale and shift, with group = tokens per batch).
-  Tensor grouped(const std::string &name, DType dtype, Len rowLength,
-                 Len group,
+  Tensor grouped(const std::string &name, DType dtype, Len rowLength, Len group,
                  std::source_location loc = std::source_location::current());
   /// A [rows / group] input of one value per row program (positions, with
   /// group = heads per token). Used as an operand it is a per-row scalar.
@@ -136,9 +135,9 @@ public:
   Tensor heads(const std::vector<HeadsPart> &parts, DType dtype, Len length,
                std::source_location loc = std::source_location::current());
   /// heads() for new outputs, written with storeSlice().
-  Tensor outputHeads(const std::vector<HeadsPart> &parts, DType dtype,
-                     Len length,
-                     std::source_location loc = std::source_location::current());
+  Tensor
+  outputHeads(const std::vector<HeadsPart> &parts, DType dtype, Len length,
+              std::source_location loc = std::source_location::current());
   /// A new [rows, rowLength] output written with storeSlice(); elements no
   /// store writes keep their contents.
   Tensor output(const std::string &name, DType dtype, Len rowLength,

@@ -268,9 +268,11 @@ Plan check(const Kernel &k, const Bindings &b) {
         (m.gather >= 0 && e.tableRows < 1))
       bad(k, fmt::format("malformed kernel: {} has a row map with group {}, "
                          "sub-rows [{}, +{}) of {}, table rows {}",
-                         tensorName(k, (int)t), e.group, e.subFirst,
-                         e.subCount, e.subLength, e.tableRows));
-    auto validTensor = [&](int i) { return i >= -1 && i < (int)k.tensors.size(); };
+                         tensorName(k, (int)t), e.group, e.subFirst, e.subCount,
+                         e.subLength, e.tableRows));
+    auto validTensor = [&](int i) {
+      return i >= -1 && i < (int)k.tensors.size();
+    };
     if (!validTensor(m.next) || !validTensor(m.gather) ||
         (m.gather >= 0 && (k.tensors[m.gather].layout != Layout::RowScalar ||
                            !isInt(k.tensors[m.gather].dtype))))
@@ -390,8 +392,8 @@ void interpret(const Kernel &k, const Bindings &b) {
     int64_t q = r / e.group, h = r % e.group;
     if (m.gather >= 0) {
       Place ix = place(m.gather, r);
-      int64_t idx = toI64(
-          decode(k.tensors[m.gather].dtype, addr(ix.tensor, ix.element)));
+      int64_t idx =
+          toI64(decode(k.tensors[m.gather].dtype, addr(ix.tensor, ix.element)));
       if (idx < 0 || idx >= e.tableRows)
         return {t, 0, false};
       return {t, idx * p.rowStride[t], true};
@@ -432,7 +434,8 @@ void interpret(const Kernel &k, const Bindings &b) {
             out[e] = std::numeric_limits<double>::quiet_NaN();
             continue;
           }
-          double v = decode(t.dtype, addr(at.tensor, at.element + e * n.stride));
+          double v =
+              decode(t.dtype, addr(at.tensor, at.element + e * n.stride));
           out[e] = t.dtype == n.dtype ? v : roundTo(n.dtype, v);
         }
         break;

@@ -28,8 +28,9 @@ Kernel adaLN(DType dt, bool rms) {
     Expr centered = xf - mean(xf);
     normed = centered * rsqrt(mean(centered * centered) + eps);
   }
-  b.output("y", (normed * (1.0 + scale.to(DType::F32)) + shift.to(DType::F32))
-                    .to(dt));
+  b.output(
+      "y",
+      (normed * (1.0 + scale.to(DType::F32)) + shift.to(DType::F32)).to(dt));
   return b.build();
 }
 

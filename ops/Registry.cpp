@@ -19,8 +19,8 @@ std::function<Kernel(DType, int64_t)> ropeOp(std::string name, RopeStyle style,
                                              DType positions,
                                              std::optional<DType> cache) {
   return [=](DType dt, int64_t headDim) {
-    RopeOptions o{name, style, headDim, headDim / rotaryDivisor, positions,
-                  cache};
+    RopeOptions o{name,      style, headDim, headDim / rotaryDivisor,
+                  positions, cache};
     return rope(dt, o);
   };
 }
@@ -36,8 +36,8 @@ bool OpDef::supportsLength(int64_t length) const {
 Kernel OpDef::instantiate(DType dt, int64_t length,
                           std::map<std::string, int64_t> &dims) const {
   Kernel k = build(dt, length);
-  if (length && std::find(k.dims.begin(), k.dims.end(), mainDim) !=
-                    k.dims.end())
+  if (length &&
+      std::find(k.dims.begin(), k.dims.end(), mainDim) != k.dims.end())
     dims[mainDim] = length;
   return k;
 }

@@ -20,8 +20,8 @@ Kernel rope(DType dt, const RopeOptions &o) {
   Len maxPos = b.dim("max_pos");
   Tensor qk = b.heads({{"q", qHeads}, {"k", kHeads}}, dt, o.headDim);
   Tensor positions = b.perRow("positions", o.positions, qHeads + kHeads);
-  Tensor cache = b.gather("cos_sin_cache", o.cache.value_or(dt),
-                          o.rotaryDim, positions, maxPos);
+  Tensor cache = b.gather("cos_sin_cache", o.cache.value_or(dt), o.rotaryDim,
+                          positions, maxPos);
   int64_t half = o.rotaryDim / 2;
   bool neox = o.style == RopeStyle::NeoX;
   int64_t start2 = neox ? half : 1, stride = neox ? 1 : 2;
@@ -49,13 +49,13 @@ Kernel ropeHF(DType dt, int64_t headDim) {
   int64_t half = headDim / 2;
   auto f32 = [](Expr e) { return e.to(DType::F32); };
   Expr x1 = f32(qk.slice(0, half)), x2 = f32(qk.slice(half, half));
-  b.storeSlice(out, 0, 1,
-               (x1 * f32(cos.slice(0, half)) - x2 * f32(sin.slice(0, half)))
-                   .to(dt));
-  b.storeSlice(out, half, 1,
-               (x2 * f32(cos.slice(half, half)) +
-                x1 * f32(sin.slice(half, half)))
-                   .to(dt));
+  b.storeSlice(
+      out, 0, 1,
+      (x1 * f32(cos.slice(0, half)) - x2 * f32(sin.slice(0, half))).to(dt));
+  b.storeSlice(
+      out, half, 1,
+      (x2 * f32(cos.slice(half, half)) + x1 * f32(sin.slice(half, half)))
+          .to(dt));
   return b.build();
 }
 

@@ -57,8 +57,7 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (chunks < 0)
     return emitError() << "chunks must be >= 0, got " << chunks;
   if (tiles < 1 || tiles > 65535)
-    return emitError() << "tiles must be in [1, 65535], got "
-                       << tiles;
+    return emitError() << "tiles must be in [1, 65535], got " << tiles;
   if (tiles > 1 && (reread || chunks < 1))
     return emitError() << "tiles > 1 needs rows held in registers "
                           "(reread = false, chunks >= 1)";

@@ -143,21 +143,22 @@ void RowLowering::emitRowMaps() {
                 b, loc, arith::SubIOp::create(b, loc, head, firsts[i]),
                 length));
         Value p = gep(rawPtr[part], off, elem);
-        ptr = !ptr ? p
-                   : (Value)arith::SelectOp::create(
-                         b, loc,
-                         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                               head, firsts[i + 1]),
-                         p, ptr);
+        ptr = !ptr
+                  ? p
+                  : (Value)arith::SelectOp::create(
+                        b, loc,
+                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                              head, firsts[i + 1]),
+                        p, ptr);
       }
       base[h.getResult()] = ptr;
     } else if (auto g = dyn_cast<GatherOp>(op)) {
       Value table = g.getTable();
       Type idxType = g.getIndex().getType().getElementType();
-      Value idx = LLVM::LoadOp::create(
-          b, loc, idxType, base.lookup(g.getIndex()),
-          idxType.getIntOrFloatBitWidth() / 8, false, false,
-          !isWritten(g.getIndex()));
+      Value idx =
+          LLVM::LoadOp::create(b, loc, idxType, base.lookup(g.getIndex()),
+                               idxType.getIntOrFloatBitWidth() / 8, false,
+                               false, !isWritten(g.getIndex()));
       if (!idxType.isInteger(64))
         idx = arith::ExtSIOp::create(b, loc, b.getI64Type(), idx);
       Value zero = arith::ConstantIntOp::create(b, loc, b.getI64Type(), 0);
@@ -192,8 +193,8 @@ int RowLowering::reduceLevel(Value v) {
 /// later use is dominated.
 void RowLowering::emitReadyScalars() {
   for (Operation &op : kernel.getBody().front()) {
-    if (isa<ReduceOp, StoreOp, ReturnOp, DomainOp, GroupOp, HeadsOp,
-            GatherOp>(op) ||
+    if (isa<ReduceOp, StoreOp, ReturnOp, DomainOp, GroupOp, HeadsOp, GatherOp>(
+            op) ||
         llvm::any_of(op.getResults(), isRowValue) ||
         llvm::all_of(op.getResults(),
                      [&](Value r) { return map.contains(r); }) ||
@@ -247,9 +248,8 @@ Chunk RowLowering::makeChunk(Value j, std::optional<int64_t> staticJ) {
   Chunk c;
   if (tiles > 1) // chunk j of this block's tile
     j = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, tileIndex,
-                                      cIndex(sched.getChunks())),
-        j);
+        b, loc,
+        arith::MulIOp::create(b, loc, tileIndex, cIndex(sched.getChunks())), j);
   c.e0 = arith::MulIOp::create(
       b, loc,
       arith::AddIOp::create(

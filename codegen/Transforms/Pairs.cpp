@@ -49,8 +49,7 @@ static void pairUp(KernelOp kernel, SmallVector<std::pair<Op, Op>> &out,
     if (used.contains(even))
       continue;
     for (Op odd : strided) {
-      if (odd == even || used.contains(odd) ||
-          tensorOf(odd) != tensorOf(even))
+      if (odd == even || used.contains(odd) || tensorOf(odd) != tensorOf(even))
         continue;
       if (constantDifference(even.getStart(), odd.getStart()) != 1)
         continue;

@@ -142,16 +142,16 @@ Value RowLowering::loadSpan(LoadOp even, Chunk &c) {
   int64_t w = *even.getVectorWidth(), n = 2 * vec;
   auto vt = mlir::VectorType::get({n}, elem);
   Value ptr = base.lookup(even.getSource());
-  Value first = arith::AddIOp::create(
-      b, loc, map.lookup(even.getStart()),
-      arith::MulIOp::create(b, loc, c.e0, cIndex(2)));
+  Value first =
+      arith::AddIOp::create(b, loc, map.lookup(even.getStart()),
+                            arith::MulIOp::create(b, loc, c.e0, cIndex(2)));
   bool invariant = !isWritten(even.getSource());
   Value acc = arith::ConstantOp::create(b, loc, vt, b.getZeroAttr(vt));
   for (int64_t k = 0; k < n; k += w) {
     Value off = toI64(arith::AddIOp::create(b, loc, first, cIndex(k)));
-    Value piece = LLVM::LoadOp::create(
-        b, loc, mlir::VectorType::get({w}, elem), gep(ptr, off, elem),
-        w * bytesOf(elem), false, false, invariant);
+    Value piece = LLVM::LoadOp::create(b, loc, mlir::VectorType::get({w}, elem),
+                                       gep(ptr, off, elem), w * bytesOf(elem),
+                                       false, false, invariant);
     for (int64_t i = 0; i < w; ++i)
       acc = vector::InsertOp::create(
           b, loc, vector::ExtractOp::create(b, loc, piece, i), acc, k + i);
@@ -176,8 +176,7 @@ std::pair<Value, Value> RowLowering::loadPair(LoadOp even, LoadOp odd,
   if (!c.fullCond) {
     r = split(loadSpan(even, c));
   } else {
-    auto ifOp =
-        scf::IfOp::create(b, loc, TypeRange{vt, vt}, c.fullCond, true);
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{vt, vt}, c.fullCond, true);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
     auto [e, o] = split(loadSpan(even, c));
@@ -260,9 +259,9 @@ void RowLowering::storePair(StoreOp even, StoreOp odd, Value ve, Value vo,
   b.setInsertionPoint(valid.thenBlock()->getTerminator());
   auto spanStore = [&]() {
     Value span = vector::ShuffleOp::create(b, loc, ve, vo, order);
-    Value first = arith::AddIOp::create(
-        b, loc, map.lookup(even.getStart()),
-        arith::MulIOp::create(b, loc, c.e0, cIndex(2)));
+    Value first =
+        arith::AddIOp::create(b, loc, map.lookup(even.getStart()),
+                              arith::MulIOp::create(b, loc, c.e0, cIndex(2)));
     for (int64_t k = 0; k < n; k += w) {
       Value off = toI64(arith::AddIOp::create(b, loc, first, cIndex(k)));
       Value piece = vector::ShuffleOp::create(
@@ -295,10 +294,10 @@ void RowLowering::storeScalar(StoreOp op, Value v) {
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, cIndex(0));
   Value cond = arith::AndIOp::create(b, loc, rowValid, first);
   if (tileIndex) // one tile writes the row's scalars
-    cond = arith::AndIOp::create(
-        b, loc, cond,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tileIndex,
-                              cIndex(0)));
+    cond = arith::AndIOp::create(b, loc, cond,
+                                 arith::CmpIOp::create(b, loc,
+                                                       arith::CmpIPredicate::eq,
+                                                       tileIndex, cIndex(0)));
   OpBuilder::InsertionGuard g(b);
   auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, cond, false);
   b.setInsertionPoint(ifOp.thenBlock()->getTerminator());

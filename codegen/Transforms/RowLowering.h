@@ -44,7 +44,6 @@ private:
   Value checkGather(LoadOp op, Value v);
 
 public:
-
 private:
   Value chunkValue(Value rowValue, Chunk &c);
   Chunk makeChunk(Value chunkIndex, std::optional<int64_t> staticIndex);
@@ -78,7 +77,7 @@ public:
   gpu::GPUFuncOp func;
   ScheduleAttr sched;
   int64_t vec;
-  IRMapping map;               ///< kernel scalars -> lowered values
+  IRMapping map;                 ///< kernel scalars -> lowered values
   DenseMap<Value, Value> base;   ///< tensor -> pointer to this thread's row
   DenseMap<Value, Value> rawPtr; ///< rows/scalars arg -> its pointer param
   DenseMap<Value, Value> pitch;  ///< rows arg -> its row stride (i64)

@@ -43,7 +43,7 @@ int64_t elementBytes(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
 /// 2.3%). Powers of two (`pow2Threads`, as forced threads per row) first.
 /// Returns (c, tiles, tpr).
 std::tuple<int64_t, int64_t, int64_t> tileRow(int64_t nvec, int64_t target,
-                                             int64_t pow2Threads) {
+                                              int64_t pow2Threads) {
   int64_t c0 = target;
   std::tuple<int64_t, int64_t, int64_t> best = {
       c0, llvm::divideCeil(nvec, pow2Threads * c0), pow2Threads};
@@ -147,8 +147,8 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
         int64_t rpb = rowsPerBlock ? rowsPerBlock
                                    : std::max<int64_t>(1, kTargetBlock / tpr);
         auto attr = ScheduleAttr::getChecked(
-            [&] { return k.emitOpError("invalid schedule: "); },
-            k.getContext(), vector, tpr, rpb, c, false, tiles);
+            [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
+            vector, tpr, rpb, c, false, tiles);
         if (!attr)
           return failure();
         k.setScheduleAttr(attr);

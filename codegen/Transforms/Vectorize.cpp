@@ -51,8 +51,8 @@ int64_t knownDivisor(Value v, KernelOp k) {
 int64_t alignOf(KernelOp k, Value tensor, int64_t bytes) {
   if (auto arg = dyn_cast<BlockArgument>(tensor)) {
     // The variant's assumption, for the base and (rows tensors) the pitch.
-    if (auto a = k.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
-                                                 kAlignAttr))
+    if (auto a =
+            k.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), kAlignAttr))
       return a.getInt();
     return bytes;
   }

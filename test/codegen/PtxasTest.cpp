@@ -75,9 +75,8 @@ TEST_P(Ptxas, AssemblesWithoutSpills) {
       dynamic |= d == op->mainDim && !opts.dims.count(d);
     codegen::Artifact art;
     std::string error;
-    ASSERT_TRUE(compiler.compile(k,
-                                 {c.op, std::string(name(c.dtype)), "k"}, opts,
-                                 codegen::Stage::Ptx, art, error))
+    ASSERT_TRUE(compiler.compile(k, {c.op, std::string(name(c.dtype)), "k"},
+                                 opts, codegen::Stage::Ptx, art, error))
         << error;
     std::string log;
     ASSERT_EQ(runPtxas(art.ptx, c.arch, log), 0) << log;

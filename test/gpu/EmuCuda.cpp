@@ -28,10 +28,10 @@
 
 #include <chrono>
 #include <cmath>
-#include <numeric>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <numeric>
 #include <string>
 #include <vector>
 

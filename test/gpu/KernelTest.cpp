@@ -990,7 +990,8 @@ void registerTests() {
     const ops::OpDef *op = ops::findOp(key.first);
     // This harness knows ops with one dim over plain rows; the others
     // (heads, gathers, grouped rows) are tested by ViewOpsTest.cpp.
-    if (op && (!op->lengths.empty() || op->build(DType::F32, 0).dims.size() != 1))
+    if (op &&
+        (!op->lengths.empty() || op->build(DType::F32, 0).dims.size() != 1))
       continue;
     for (int64_t len : lengths) {
       Group g{key.first, key.second, len, nullptr, dyn};

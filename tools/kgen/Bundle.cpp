@@ -122,9 +122,9 @@ int emitBundle(const std::string &dir, const std::vector<std::string> &archs,
       continue;
     }
     (j.first ? firsts : later).push_back(j.art.millis);
-    manifest += fmt::format("{}\t{}\t{}\t{}\t{}\t{:.2f}\n", j.name, j.op->name,
-                            kgen::name(j.dtype), j.arch, j.length,
-                            j.art.millis);
+    manifest +=
+        fmt::format("{}\t{}\t{}\t{}\t{}\t{:.2f}\n", j.name, j.op->name,
+                    kgen::name(j.dtype), j.arch, j.length, j.art.millis);
     const double *s = j.art.stageMillis;
     llvm::outs() << fmt::format(
         "  {:<44} {:7.2f} ms  (kgen {:.1f}, gpu {:.1f}, llvm {:.1f}, "

@@ -90,9 +90,10 @@ static cl::list<int64_t>
 static cl::list<std::string>
     bundleOps("ops", cl::desc("Ops to compile (default: all)"),
               cl::CommaSeparated, cl::sub(bundleCmd), cl::cat(cat));
-static cl::opt<unsigned> bundleJobs(
-    "jobs", cl::desc("Threads compiling the bundle (default: every core)"),
-    cl::init(0), cl::sub(bundleCmd), cl::cat(cat));
+static cl::opt<unsigned>
+    bundleJobs("jobs",
+               cl::desc("Threads compiling the bundle (default: every core)"),
+               cl::init(0), cl::sub(bundleCmd), cl::cat(cat));
 static cl::list<std::string>
     bundleDtypes("dtypes", cl::desc("Dtypes to compile (default: each op's)"),
                  cl::CommaSeparated, cl::sub(bundleCmd), cl::cat(cat));
@@ -217,8 +218,9 @@ static int runBundle() {
   opts.rowsPerBlock = rowsPerBlock;
   opts.cudaPath = cudaPath;
   try {
-    unsigned jobs = bundleJobs ? unsigned(bundleJobs)
-                               : std::max(1u, std::thread::hardware_concurrency());
+    unsigned jobs = bundleJobs
+                        ? unsigned(bundleJobs)
+                        : std::max(1u, std::thread::hardware_concurrency());
     return tools::emitBundle(output, archs, lengths, ops, dtypes, opts, jobs)
                ? 1
                : 0;
