@@ -115,16 +115,13 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
       variant["exact_domain"] = n.getInt();
     variants.push_back(std::move(variant));
   }
-  json::Value domain = k.domain.str(k.dims);
-  if (auto n = k.domain.tryEval(known))
-    domain = *n;
   json::Object spec{{"kgen_spec", 1},
                     {"op", info.op},
                     {"dtype", info.dtype},
                     {"arch", opts.arch},
                     {"hash", hash},
                     {"dims", std::move(dims)},
-                    {"domain", std::move(domain)},
+                    {"domain", lenJson(k.domain)},
                     {"params", std::move(params)},
                     {"variants", std::move(variants)}};
   std::string out;

@@ -219,12 +219,12 @@ Value RowLowering::chunkValue(Value v, Chunk &c) {
   Type elem = cast<RankedTensorType>(v.getType()).getElementType();
   auto vt = mlir::VectorType::get({vec}, elem);
   Value result;
-  if (auto l = dyn_cast<LoadOp>(op); l && pairedLoad.count(l)) {
-    LoadOp other = pairedLoad.lookup(l);
-    bool isEven = constantStartBelow(l, other);
-    auto [e, o] = isEven ? loadPair(l, other, c) : loadPair(other, l, c);
-    c.memo[other.getResult()] = isEven ? o : e;
-    result = isEven ? e : o;
+  if (auto it = loadPairOf.find(op); it != loadPairOf.end()) {
+    auto [even, odd] = it->second;
+    auto [e, o] = loadPair(even, odd, c);
+    c.memo[even.getResult()] = e;
+    c.memo[odd.getResult()] = o;
+    result = op == even ? e : o;
   } else if (auto l = dyn_cast<LoadOp>(op)) {
     result = loadChunk(l, c);
   } else if (auto bc = dyn_cast<BroadcastOp>(op)) {
@@ -356,21 +356,16 @@ void RowLowering::emitStores(Chunk &c) {
   for (StoreOp s : kernel.getBody().getOps<StoreOp>()) {
     if (!isRowValue(s.getValue()))
       continue;
-    if (!pairedStore.count(s)) {
+    auto it = storePairOf.find(s);
+    if (it == storePairOf.end()) {
       storeChunk(s, chunkValue(s.getValue(), c), c);
       continue;
     }
-    if (!evenStore.contains(s))
-      continue; // written with its even partner
-    StoreOp odd = pairedStore.lookup(s);
-    storePair(s, odd, chunkValue(s.getValue(), c),
-              chunkValue(odd.getValue(), c), c);
+    auto [even, odd] = it->second;
+    if (s == even) // the odd one is written with it
+      storePair(even, odd, chunkValue(even.getValue(), c),
+                chunkValue(odd.getValue(), c), c);
   }
-}
-
-/// Whether a's start is below b's (the even view of a pair).
-bool RowLowering::constantStartBelow(LoadOp a, LoadOp b) {
-  return pairEven.contains(a.getOperation());
 }
 
 Value RowLowering::accumulate(ReduceOp r, Chunk &c, Value acc) {
@@ -475,17 +470,11 @@ LogicalResult RowLowering::run() {
   }
   StridePairs pairs = findStridePairs(kernel);
   for (auto [even, odd] : pairs.loads)
-    if (even.getVectorWidth().value_or(1) > 1) {
-      pairedLoad[even] = odd;
-      pairedLoad[odd] = even;
-      pairEven.insert(even);
-    }
+    if (even.getVectorWidth().value_or(1) > 1)
+      loadPairOf[even] = loadPairOf[odd] = {even, odd};
   for (auto [even, odd] : pairs.stores)
-    if (even.getVectorWidth().value_or(1) > 1) {
-      pairedStore[even] = odd;
-      pairedStore[odd] = even;
-      evenStore.insert(even);
-    }
+    if (even.getVectorWidth().value_or(1) > 1)
+      storePairOf[even] = storePairOf[odd] = {even, odd};
   for (ReduceOp r : kernel.getBody().getOps<ReduceOp>()) {
     reduces.push_back(r);
     maxLevel = std::max(maxLevel, reduceLevel(r.getResult()));

@@ -43,8 +43,6 @@ private:
   Value loadSpan(LoadOp even, Chunk &c);
   Value checkGather(LoadOp op, Value v);
 
-public:
-private:
   Value chunkValue(Value rowValue, Chunk &c);
   Chunk makeChunk(Value chunkIndex, std::optional<int64_t> staticIndex);
   void emitReadyScalars();
@@ -90,12 +88,10 @@ public:
   DenseMap<Value, int> levels;
   SmallVector<ReduceOp> reduces;
   int maxLevel = 0;
-  /// Stride-2 pairs the alignment analysis gave span accesses (width > 1).
-  DenseMap<Operation *, LoadOp> pairedLoad;   ///< either one -> the other
-  DenseMap<Operation *, StoreOp> pairedStore; ///< either one -> the other
-  DenseSet<Operation *> evenStore;
-  DenseSet<Operation *> pairEven; ///< the even load of each load pair
-  bool constantStartBelow(LoadOp a, LoadOp b);
+  /// Stride-2 pairs the alignment analysis gave span accesses (width > 1):
+  /// either member -> (even, odd).
+  DenseMap<Operation *, std::pair<LoadOp, LoadOp>> loadPairOf;
+  DenseMap<Operation *, std::pair<StoreOp, StoreOp>> storePairOf;
 };
 
 } // namespace mlir::kgen

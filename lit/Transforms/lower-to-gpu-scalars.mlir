@@ -26,8 +26,6 @@ kgen.kernel @scale_rows(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = 
   kgen.return
 }
 
-// -----
-
 // A row split into tiles: block b works on tile b % tiles of rows group
 // b / tiles (consecutive blocks, neighbouring memory); chunk j of tile t starts at
 // element ((t * chunks + j) * threads_per_row + lane) * vector, and only

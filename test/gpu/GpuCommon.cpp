@@ -501,6 +501,11 @@ bool &noGpuSkipFlag() {
   return skipped;
 }
 
+std::string &brokenContext() {
+  static std::string what;
+  return what;
+}
+
 std::string humanBytes(double bytes) {
   const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;

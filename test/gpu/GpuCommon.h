@@ -140,6 +140,11 @@ void parallelFor(size_t n, const std::function<void(size_t)> &fn,
 /// failed.
 bool &noGpuSkipFlag();
 
+/// Set by a GPU test whose launch left the CUDA context unusable (a sticky
+/// error): every later GPU test, in any file, fails at once instead of
+/// reporting the same error again.
+std::string &brokenContext();
+
 /// "1.5 GiB"
 std::string humanBytes(double bytes);
 

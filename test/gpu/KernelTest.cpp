@@ -85,8 +85,8 @@ Config &config() {
 }
 
 /// Set when a launch left the context unusable (a sticky CUDA error): later
-/// tests fail at once instead of reporting the same error again.
-std::string contextBroken;
+/// tests, here and in ViewOpsTest.cpp, fail at once.
+std::string &contextBroken = brokenContext();
 
 /// Set when a test skipped for want of a driver or a GPU: main() then exits
 /// 77 (ctest's SKIP_RETURN_CODE) if nothing failed. Shared with

@@ -73,8 +73,9 @@ uint64_t seed() {
   return s;
 }
 
-/// Set when a launch left the context unusable: later tests fail at once.
-std::string contextBroken;
+/// Set when a launch left the context unusable: later tests, here and in
+/// KernelTest.cpp, fail at once.
+std::string &contextBroken = brokenContext();
 
 /// splitmix64: cheap enough to fill megabytes per case.
 struct Rng {
