@@ -12,8 +12,6 @@ std::function<Kernel(DType, int64_t)> anyLength(Kernel (*f)(DType)) {
   return [f](DType dt, int64_t) { return f(dt); };
 }
 
-const std::vector<int64_t> kHeadDims = {64, 128, 256};
-
 std::function<Kernel(DType, int64_t)> ropeOp(std::string name, RopeStyle style,
                                              int64_t rotaryDivisor,
                                              DType positions,
@@ -43,6 +41,9 @@ Kernel OpDef::instantiate(DType dt, int64_t length,
 }
 
 const std::vector<OpDef> &registry() {
+  // Local, not a namespace-scope global: registry() may run during another
+  // file's static initialization (the compile bench registers per op).
+  const std::vector<int64_t> kHeadDims = {64, 128, 256};
   static const std::vector<OpDef> ops = {
       {"rmsnorm",
        "y = weight * (x * rsqrt(mean(x^2) + eps)).to(dtype), in f32 "
