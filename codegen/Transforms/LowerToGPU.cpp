@@ -495,6 +495,12 @@ LogicalResult RowLowering::run() {
 
 namespace {
 
+// Registers of an SM (sm_75 to sm_100).
+constexpr int64_t kRegistersPerSM = 65536;
+// Threads an SM should keep resident (two 256-thread blocks): while one
+// block waits at a reduction's barrier the other keeps loads in flight.
+constexpr int64_t kMinResidentThreads = 512;
+
 struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -511,6 +517,31 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
         return signalPassFailure();
       k.erase();
     }
+  }
+
+  /// Registers per thread (`.maxnreg`). With only `.maxntid`, ptxas aims at
+  /// full occupancy and spills (64 registers at 256 threads on sm_86), while
+  /// these kernels want their row in registers. Left free, it takes what the
+  /// block leaves and may keep one block per SM (layernorm, bf16 16384: 130
+  /// registers, so 8 warps an SM, 62% of memcpy): at most the registers that
+  /// keep kMinResidentThreads per SM, when the row a thread holds is
+  /// vectorized, at most 8 chunks per load and at most half of them; else
+  /// all. Element-wise rows (the `_any` variant) need an address per element
+  /// and spill under the cap, and so did a 16-chunk f32 row on sm_75; the
+  /// Ptxas tests check every bundled kernel for spills.
+  int32_t registerCap(KernelOp k, ScheduleAttr s) {
+    int64_t block = s.getThreadsPerRow() * s.getRowsPerBlock();
+    int64_t all = std::min<int64_t>(255, kRegistersPerSM / block);
+    int64_t shared = std::min<int64_t>(
+        all, kRegistersPerSM / std::max(block, kMinResidentThreads));
+    llvm::SetVector<LoadOp> held = rowLoadsHeld(k);
+    bool vectorized = llvm::all_of(
+        held, [](LoadOp l) { return l.getVectorWidth().value_or(1) > 1; });
+    int64_t heldElements =
+        s.getChunks() * s.getVector() * std::max<int64_t>(held.size(), 1);
+    return vectorized && s.getChunks() <= 8 && 2 * heldElements <= shared
+               ? shared
+               : all;
   }
 
   LogicalResult lower(KernelOp k, gpu::GPUModuleOp gpuModule) {
@@ -560,11 +591,7 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
     func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
     int32_t block = s.getThreadsPerRow() * s.getRowsPerBlock();
     func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({block, 1, 1}));
-    // Allow every register the block size leaves: with only .maxntid, ptxas
-    // aims at high occupancy and spills (64 registers at 256 threads on
-    // sm_86), while these kernels want their row in registers.
-    func->setAttr("nvvm.maxnreg",
-                  b.getI32IntegerAttr(std::min<int32_t>(255, 65536 / block)));
+    func->setAttr("nvvm.maxnreg", b.getI32IntegerAttr(registerCap(k, s)));
     func->setAttr(kAbiAttr, b.getArrayAttr(abi));
     b.setInsertionPointToStart(&func.getBody().front());
     return RowLowering(b, k, func).run();
