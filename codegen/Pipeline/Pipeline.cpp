@@ -125,6 +125,7 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
 
   // Stage kgen.
   if (failed(run(module, [&](PassManager &pm) {
+        pm.addPass(mlir::kgen::createKgenFastMath());
         pm.addPass(mlir::kgen::createKgenMakeVariants());
         mlir::kgen::KgenScheduleOptions so;
         so.threadsPerRow = opts.threadsPerRow;

@@ -4,6 +4,18 @@
 
 include "mlir/Pass/PassBase.td"
 
+def KgenFastMath : Pass<"kgen-fast-math", "ModuleOp"> {
+  let summary = "Cheaper arithmetic whose error the tolerance covers";
+  let description = [{
+    Division of a row by a per-row scalar becomes multiplication by the
+    scalar's reciprocal (computed once per row; a subnormal divisor is
+    scaled first). In kernels whose float outputs are all 16-bit or fp8,
+    `math.exp` gets `fastmath<afn>` (lowered to ex2.approx of x * log2(e)).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
 def KgenMakeVariants : Pass<"kgen-make-variants", "ModuleOp"> {
   let summary = "Clone each kernel into an aligned and a fallback variant";
   let description = [{

@@ -1,0 +1,86 @@
+//===- FastMath.cpp - Cheaper arithmetic within the tolerance -------------===//
+//
+// Two rewrites whose error stays far inside the GPU-vs-interpreter tolerance
+// (docs/design.md) and that remove most of the instructions of exp-heavy
+// rows (softmax, SiLU):
+//  - x / s, s a per-row scalar, becomes x * (1 / s): one division per row
+//    instead of one per element (at most 1.5 ulp from the rounded quotient).
+//    A subnormal s is scaled by 2^64 first, so 1 / s stays finite.
+//  - exp in a kernel whose float outputs are all 16-bit or fp8 becomes
+//    approximate (`afn`: ex2.approx of x * log2(e), relative error below
+//    2^-16 where the result is normal, as Triton's exp): the rounding to
+//    the output's 8 or 11 bits dwarfs it. f32 outputs keep libdevice's.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/Transforms/Passes.h"
+
+namespace mlir::kgen {
+#define GEN_PASS_DEF_KGENFASTMATH
+#include "codegen/Transforms/Passes.h.inc"
+} // namespace mlir::kgen
+
+using namespace mlir;
+using namespace mlir::kgen;
+
+namespace {
+
+/// Whether every float the kernel stores has at most 16 bits.
+bool narrowOutputs(KernelOp k) {
+  bool narrow = true;
+  k.walk([&](StoreOp s) {
+    Type t = getElementTypeOrSelf(s.getValue().getType());
+    if (!isa<FloatType>(t) || t.getIntOrFloatBitWidth() > 16)
+      narrow = false;
+  });
+  return narrow;
+}
+
+/// x / broadcast(s) -> (x * broadcast(1 / (s * k))) * broadcast(k), with
+/// k = 2^64 when |s| is subnormal and 1 otherwise.
+void rewriteRowDivision(arith::DivFOp div) {
+  auto bcast = div.getRhs().getDefiningOp<BroadcastOp>();
+  Value s = bcast ? bcast.getInput() : Value();
+  if (!s || !s.getType().isF32())
+    return;
+  OpBuilder b(div);
+  Location loc = div.getLoc();
+  auto f32 = [&](double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  };
+  Value tiny =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                            math::AbsFOp::create(b, loc, s), f32(0x1p-126));
+  Value k = arith::SelectOp::create(b, loc, tiny, f32(0x1p64), f32(1.0));
+  Value r = arith::DivFOp::create(b, loc, f32(1.0),
+                                  arith::MulFOp::create(b, loc, s, k));
+  Type t = div.getType();
+  Value scaled = arith::MulFOp::create(b, loc, div.getLhs(),
+                                       BroadcastOp::create(b, loc, t, r));
+  Value q =
+      arith::MulFOp::create(b, loc, scaled, BroadcastOp::create(b, loc, t, k));
+  div.replaceAllUsesWith(q);
+  div.erase();
+  if (bcast->use_empty())
+    bcast.erase();
+}
+
+struct FastMath : ::mlir::kgen::impl::KgenFastMathBase<FastMath> {
+  void runOnOperation() override {
+    getOperation().walk([&](KernelOp k) {
+      SmallVector<arith::DivFOp> divs;
+      k.walk([&](arith::DivFOp d) {
+        if (isa<RankedTensorType>(d.getType()))
+          divs.push_back(d);
+      });
+      for (arith::DivFOp d : divs)
+        rewriteRowDivision(d);
+      if (!narrowOutputs(k))
+        return;
+      k.walk([&](math::ExpOp e) {
+        e.setFastmath(e.getFastmath() | arith::FastMathFlags::afn);
+      });
+    });
+  }
+};
+
+} // namespace

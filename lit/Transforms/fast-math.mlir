@@ -1,0 +1,59 @@
+// RUN: kgen-opt %s --kgen-fast-math | FileCheck %s
+
+// softmax with a bf16 output: the division by the per-row sum becomes one
+// reciprocal per row (of the sum scaled by 2^64 when it is subnormal) and two
+// multiplies per element; exp becomes approximate (the output has 8 bits).
+// CHECK-LABEL: kgen.kernel @softmax_bf16(
+// CHECK: math.exp %{{.+}} fastmath<afn> : tensor<4096xf32>
+// CHECK: %[[SUM:.+]] = kgen.reduce sum
+// CHECK: %[[ABS:.+]] = math.absf %[[SUM]] : f32
+// CHECK: %[[TINY:.+]] = arith.cmpf olt, %[[ABS]], %{{.+}} : f32
+// CHECK: %[[K:.+]] = arith.select %[[TINY]], %{{.+}}, %{{.+}} : f32
+// CHECK: %[[SCALED:.+]] = arith.mulf %[[SUM]], %[[K]] : f32
+// CHECK: %[[R:.+]] = arith.divf %{{.+}}, %[[SCALED]] : f32
+// CHECK: %[[RB:.+]] = kgen.broadcast %[[R]]
+// CHECK: %[[Q:.+]] = arith.mulf %{{.+}}, %[[RB]] : tensor<4096xf32>
+// CHECK: %[[KB:.+]] = kgen.broadcast %[[K]]
+// CHECK: arith.mulf %[[Q]], %[[KB]] : tensor<4096xf32>
+// CHECK-NOT: arith.divf %{{.+}} : tensor
+kgen.kernel @softmax_bf16(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                          %y: !kgen.rows<bf16> {kgen.name = "y"})
+    attributes {dims = {n = 4096 : i64}} {
+  %n = arith.constant 4096 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<4096xbf16>
+  %f = arith.extf %v : tensor<4096xbf16> to tensor<4096xf32>
+  %m = kgen.reduce max %f : tensor<4096xf32> -> f32
+  %mb = kgen.broadcast %m : f32 -> tensor<4096xf32>
+  %d = arith.subf %f, %mb : tensor<4096xf32>
+  %e = math.exp %d : tensor<4096xf32>
+  %s = kgen.reduce sum %e : tensor<4096xf32> -> f32
+  %sb = kgen.broadcast %s : f32 -> tensor<4096xf32>
+  %q = arith.divf %e, %sb : tensor<4096xf32>
+  %o = arith.truncf %q : tensor<4096xf32> to tensor<4096xbf16>
+  kgen.store %o, %y[%c0] : tensor<4096xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
+// An f32 output keeps libdevice's exp; an element-wise division (not by a
+// per-row value) stays a division.
+// CHECK-LABEL: kgen.kernel @silu_f32(
+// CHECK: math.exp %{{[a-z0-9]+}} : tensor<4096xf32>
+// CHECK-NOT: fastmath
+// CHECK: arith.divf %{{.+}}, %{{.+}} : tensor<4096xf32>
+kgen.kernel @silu_f32(%x: !kgen.rows<f32> {kgen.name = "x"},
+                      %y: !kgen.rows<f32> {kgen.name = "y"})
+    attributes {dims = {n = 4096 : i64}} {
+  %n = arith.constant 4096 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<f32> -> tensor<4096xf32>
+  %ng = arith.negf %v : tensor<4096xf32>
+  %e = math.exp %ng : tensor<4096xf32>
+  %one = arith.constant dense<1.0> : tensor<4096xf32>
+  %d = arith.addf %e, %one : tensor<4096xf32>
+  %q = arith.divf %v, %d : tensor<4096xf32>
+  kgen.store %q, %y[%c0] : tensor<4096xf32>, !kgen.rows<f32>
+  kgen.return
+}
