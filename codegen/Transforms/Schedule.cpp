@@ -23,7 +23,7 @@ constexpr int64_t kMaxRegisterElements = 128;
 // without reductions need not hold a row, so they take fewer (and more
 // threads), which also keeps transcendental-heavy bodies free of spills.
 constexpr int64_t kTargetChunks = 4;
-constexpr int64_t kTargetChunksElementwise = 2;
+constexpr int64_t kTargetChunksElementwise = 1;
 // Threads per block the row groups are packed into.
 constexpr int64_t kTargetBlock = 256;
 // Threads per row for dynamic rows, whose length is unknown.

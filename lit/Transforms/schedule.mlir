@@ -36,12 +36,13 @@ kgen.kernel @bf16_4096(%x: !kgen.rows<bf16> {kgen.name = "x"},
   kgen.return
 }
 
-// The same row without a reduction: 256 threads x 2 chunks. With 32 threads
-// per row it would take 16 chunks each: the row is split into 8 tiles of 2.
+// The same row without a reduction: one chunk per thread (fewer serial
+// instructions per thread for few rows), so 256 threads hold half the row:
+// 2 tiles. With 32 threads per row: 16 tiles of one chunk.
 // CHECK-LABEL: kgen.kernel @bf16_4096_elementwise(
-// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 2, reread = false>
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 1, reread = false, tiles = 2>
 // TPR32-LABEL: kgen.kernel @bf16_4096_elementwise(
-// TPR32-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 2, reread = false, tiles = 8>
+// TPR32-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 1, reread = false, tiles = 16>
 kgen.kernel @bf16_4096_elementwise(%x: !kgen.rows<bf16> {kgen.name = "x"},
                                    %y: !kgen.rows<bf16> {kgen.name = "y"})
     attributes {dims = {n = 4096 : i64}} {
@@ -71,9 +72,9 @@ kgen.kernel @f32_4096(%x: !kgen.rows<f32> {kgen.name = "x"},
 
 // Loads bf16 but stores f32: the widest access (f32) sets the chunk to 4.
 // 1024 chunks, elementwise -> at most 256 threads; with no reduction the row
-// is split into 2 tiles (consecutive blocks) of 2 chunks per thread.
+// is split into 4 tiles (consecutive blocks) of one chunk per thread.
 // CHECK-LABEL: kgen.kernel @mixed_widest_store(
-// CHECK-SAME: schedule = #kgen.schedule<vector = 4, threadsPerRow = 256, rowsPerBlock = 1, chunks = 2, reread = false, tiles = 2>
+// CHECK-SAME: schedule = #kgen.schedule<vector = 4, threadsPerRow = 256, rowsPerBlock = 1, chunks = 1, reread = false, tiles = 4>
 kgen.kernel @mixed_widest_store(%x: !kgen.rows<bf16> {kgen.name = "x"},
                                 %y: !kgen.rows<f32> {kgen.name = "y"})
     attributes {dims = {n = 4096 : i64}} {
@@ -87,9 +88,9 @@ kgen.kernel @mixed_widest_store(%x: !kgen.rows<bf16> {kgen.name = "x"},
 }
 
 // i8 rows: 16 elements per chunk. The f32 per-row scalar is not a row access
-// and does not widen the chunk. 2048 / 16 = 128 chunks -> 64 threads x 2.
+// and does not widen the chunk. 2048 / 16 = 128 chunks -> 128 threads x 1.
 // CHECK-LABEL: kgen.kernel @i8_2048(
-// CHECK-SAME: schedule = #kgen.schedule<vector = 16, threadsPerRow = 64, rowsPerBlock = 4, chunks = 2, reread = false>
+// CHECK-SAME: schedule = #kgen.schedule<vector = 16, threadsPerRow = 128, rowsPerBlock = 2, chunks = 1, reread = false>
 kgen.kernel @i8_2048(%x: !kgen.rows<i8> {kgen.name = "x"},
                      %s: !kgen.scalars<f32> {kgen.name = "s"})
     attributes {dims = {n = 2048 : i64}} {
@@ -151,7 +152,7 @@ kgen.kernel @bf16_1000(%x: !kgen.rows<bf16> {kgen.name = "x"})
   kgen.return
 }
 // CHECK-LABEL: kgen.kernel @bf16_1000_elementwise(
-// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 64, rowsPerBlock = 4, chunks = 2, reread = false>
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 128, rowsPerBlock = 2, chunks = 1, reread = false>
 kgen.kernel @bf16_1000_elementwise(%x: !kgen.rows<bf16> {kgen.name = "x"})
     attributes {dims = {n = 1000 : i64}} {
   %n = arith.constant 1000 : index
