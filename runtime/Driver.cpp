@@ -97,6 +97,7 @@ void load(LoadState &s) {
   }
   std::string ignored;
   resolve(lib, "cuCtxGetId", d.ctxGetId, ignored);
+  resolve(lib, "cuLaunchKernelEx", d.launchKernelEx, ignored);
 
   CUresult r = d.init(0);
   if (r != CUDA_SUCCESS) {

@@ -51,8 +51,9 @@ struct Driver {
   decltype(&::cuEventSynchronize) eventSynchronize;
   decltype(&::cuEventElapsedTime) eventElapsedTime;
   decltype(&::cuEventDestroy) eventDestroy;
-  /// Optional (CUDA 12.0+); nullptr when the driver lacks it.
+  /// Optional (CUDA 12.0+); nullptr when the driver lacks them.
   decltype(&::cuCtxGetId) ctxGetId;
+  decltype(&::cuLaunchKernelEx) launchKernelEx;
 
   /// "" if `result` is CUDA_SUCCESS, else
   /// "<call> failed: CUDA_ERROR_X (description)".

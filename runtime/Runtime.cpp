@@ -11,6 +11,7 @@
 #include "runtime/ModuleCache.h"
 #include "runtime/Spec.h"
 
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -127,6 +128,16 @@ kgen_status createKernel(const char *ptx, size_t ptxLen, const char *specJson,
   return ok();
 }
 
+/// KGEN_GRID_DEPENDENCY=0 launches every kernel plainly (to measure what
+/// programmatic dependent launch buys, or to rule it out).
+bool gridDependencyEnabled() {
+  static const bool enabled = [] {
+    const char *v = std::getenv("KGEN_GRID_DEPENDENCY");
+    return !v || std::string_view(v) != "0";
+  }();
+  return enabled;
+}
+
 kgen_status launch(const kgen_kernel *kernel, const kgen_arg *args,
                    size_t nargs, int64_t rows, void *stream) {
   if (!kernel)
@@ -161,9 +172,29 @@ kgen_status launch(const kgen_kernel *kernel, const kgen_arg *args,
   std::vector<uint64_t> storage;
   std::vector<void *> params;
   packAbi(kernel->spec, variant, bound, storage, params);
-  r = d->launchKernel(fn, bound.gridX, 1, 1, variant.block, 1, 1,
-                      variant.sharedBytes, static_cast<CUstream>(stream),
-                      params.data(), nullptr);
+  if (kernel->spec.gridDependency && d->launchKernelEx &&
+      gridDependencyEnabled()) {
+    // A programmatic dependent of the kernel before it on the stream: its
+    // blocks may be placed while that one finishes; each waits at entry
+    // (griddepcontrol.wait) until it has completed.
+    CUlaunchAttribute attr{};
+    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig config{};
+    config.gridDimX = bound.gridX;
+    config.gridDimY = config.gridDimZ = 1;
+    config.blockDimX = variant.block;
+    config.blockDimY = config.blockDimZ = 1;
+    config.sharedMemBytes = variant.sharedBytes;
+    config.hStream = static_cast<CUstream>(stream);
+    config.attrs = &attr;
+    config.numAttrs = 1;
+    r = d->launchKernelEx(&config, fn, params.data(), nullptr);
+  } else {
+    r = d->launchKernel(fn, bound.gridX, 1, 1, variant.block, 1, 1,
+                        variant.sharedBytes, static_cast<CUstream>(stream),
+                        params.data(), nullptr);
+  }
   if (r != CUDA_SUCCESS)
     return fail(KGEN_ERROR_CUDA, prefix + d->errorText(r, "cuLaunchKernel") +
                                      " (entry '" + variant.entry + "', grid " +

@@ -219,6 +219,8 @@ public:
       return false;
     if (!isHex(spec.hash))
       return r.fail("", "'hash' must be a non-empty hex string");
+    if (!r.getBool(root, "", "grid_dependency", spec.gridDependency))
+      return false;
     return parseDims(root) && parseParams(root) && parseDomain(root) &&
            parseVariants(root);
   }

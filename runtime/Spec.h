@@ -88,6 +88,9 @@ struct Spec {
   /// Variant::exactDomain).
   RowLength domain;
   bool hasDomain = false;
+  /// Every entry waits for the kernels before it (griddepcontrol.wait)
+  /// before touching memory: it may be launched as a programmatic dependent.
+  bool gridDependency = false;
 
   /// "<op>_<dtype>", used to prefix messages.
   std::string name() const { return op + "_" + dtype; }

@@ -39,8 +39,9 @@ std::optional<Stage> parseStage(const std::string &s) {
 const std::vector<Arch> &supportedArchs() {
   // PTX ISA 8.0 (CUDA 12.0) covers sm_75 to sm_90a; sm_100 needs 8.6 (12.8).
   static const std::vector<Arch> archs = {
-      {"sm_75", 80}, {"sm_80", 80},  {"sm_86", 80}, {"sm_89", 80},
-      {"sm_90", 80}, {"sm_90a", 80}, {"sm_100", 86}};
+      {"sm_75", 80},       {"sm_80", 80},       {"sm_86", 80},
+      {"sm_89", 80},       {"sm_90", 80, true}, {"sm_90a", 80, true},
+      {"sm_100", 86, true}};
   return archs;
 }
 
@@ -165,6 +166,8 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
           gm.addPass(createSCFToControlFlowPass());
           gm.addPass(createConvertGpuOpsToNVVMOps());
           pm.addPass(createReconcileUnrealizedCastsPass());
+          if (arch->gridDependency)
+            pm.addPass(mlir::kgen::createKgenGridDependency());
         })))
       return fail("stage llvm");
     if (last == Stage::Llvm)

@@ -31,6 +31,8 @@ std::optional<Stage> parseStage(const std::string &s);
 struct Arch {
   std::string name; ///< "sm_90a"
   int ptxVersion;   ///< 80 = PTX ISA 8.0
+  /// Has programmatic dependent launch (griddepcontrol): sm_90 and newer.
+  bool gridDependency = false;
 };
 const std::vector<Arch> &supportedArchs();
 const Arch *findArch(const std::string &name);

@@ -1,6 +1,8 @@
 //===- Spec.cpp - The JSON spec of a compiled kernel ----------------------===//
 #include "codegen/Pipeline/Spec.h"
 
+#include "codegen/Pipeline/Pipeline.h"
+
 #include "codegen/Transforms/Passes.h"
 
 #include "llvm/Support/JSON.h"
@@ -124,6 +126,11 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
                     {"domain", lenJson(k.domain)},
                     {"params", std::move(params)},
                     {"variants", std::move(variants)}};
+  // Every entry starts with griddepcontrol.wait (kgen-grid-dependency): the
+  // runtime may launch it as a programmatic dependent.
+  const Arch *arch = findArch(opts.arch);
+  if (arch && arch->gridDependency)
+    spec["grid_dependency"] = true;
   std::string out;
   llvm::raw_string_ostream os(out);
   os << llvm::formatv("{0:2}", json::Value(std::move(spec))) << "\n";

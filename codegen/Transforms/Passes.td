@@ -92,4 +92,17 @@ def KgenExpandFP8 : Pass<"kgen-expand-fp8", "ModuleOp"> {
                            "::mlir::math::MathDialect"];
 }
 
+def KgenGridDependency : Pass<"kgen-grid-dependency", "ModuleOp"> {
+  let summary = "Programmatic dependent launch at every kernel's entry (sm_90+)";
+  let description = [{
+    Runs on the nvvm/llvm form: each kernel (`llvm.func` with `nvvm.kernel`)
+    starts with `nvvm.griddepcontrol wait`, before any memory access, then
+    `nvvm.griddepcontrol launch_dependents`. Launched with
+    CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, a kernel's blocks
+    may then be placed while the kernel before it on the stream finishes,
+    and wait for its writes there. Only for sm_90 and newer.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
+}
+
 #endif // KGEN_PASSES_TD

@@ -155,6 +155,22 @@ CUresult cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz,
   return ok();
 }
 
+CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction fn,
+                          void **params, void **extra) {
+  CUresult r =
+      cuLaunchKernel(fn, config->gridDimX, config->gridDimY, config->gridDimZ,
+                     config->blockDimX, config->blockDimY, config->blockDimZ,
+                     config->sharedMemBytes, config->hStream, params, extra);
+  std::lock_guard<std::mutex> lock(state().mutex);
+  if (r == CUDA_SUCCESS)
+    for (unsigned i = 0; i < config->numAttrs; ++i)
+      if (config->attrs[i].id ==
+          CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
+        state().launches.back().programmaticDependent =
+            config->attrs[i].value.programmaticStreamSerializationAllowed;
+  return r;
+}
+
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t) {
   *p = 0;
   return CUDA_ERROR_INVALID_VALUE;

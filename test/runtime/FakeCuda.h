@@ -22,6 +22,9 @@ struct FakeLaunch {
   unsigned sharedBytes;
   void *stream;
   std::vector<uint64_t> params; // first 8 bytes behind each param pointer
+  /// Launched through cuLaunchKernelEx with programmatic stream
+  /// serialization allowed.
+  bool programmaticDependent = false;
 };
 
 struct FakeCudaState {

@@ -121,6 +121,25 @@ TEST_F(FakeDriver, FallbackVariantAndCaches) {
   EXPECT_EQ(fake->moduleLoads, 2);
 }
 
+TEST_F(FakeDriver, GridDependencyLaunchesAsProgrammaticDependent) {
+  // Only a spec that says its entries wait (griddepcontrol.wait) may be
+  // launched so: the others would race the kernel before them.
+  kgen::rt::Kernel plain, waits;
+  ASSERT_EQ(plain.create(ptx, RmsnormSpec), KGEN_OK);
+  std::string spec = replaced(RmsnormSpec, "\"kgen_spec\": 1",
+                              "\"kgen_spec\": 1, \"grid_dependency\": true");
+  ASSERT_EQ(waits.create(ptx, spec), KGEN_OK) << kgen::rt::lastError();
+  RmsnormArgs a;
+  ASSERT_EQ(plain.launch(a.args, 1), KGEN_OK) << kgen::rt::lastError();
+  ASSERT_EQ(waits.launch(a.args, 1), KGEN_OK) << kgen::rt::lastError();
+  ASSERT_EQ(fake->launches.size(), 2u);
+  EXPECT_FALSE(fake->launches[0].programmaticDependent);
+  EXPECT_TRUE(fake->launches[1].programmaticDependent);
+  EXPECT_EQ(fake->launches[1].entry, "rmsnorm_bf16_v8");
+  EXPECT_EQ(fake->launches[1].block[0], fake->launches[0].block[0]);
+  EXPECT_EQ(fake->launches[1].grid[0], fake->launches[0].grid[0]);
+}
+
 TEST_F(FakeDriver, ZeroRowsDoNotLaunch) {
   kgen::rt::Kernel k;
   ASSERT_EQ(k.create(ptx, RmsnormSpec), KGEN_OK);

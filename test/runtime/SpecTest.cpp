@@ -185,6 +185,9 @@ TEST(KernelCreate, RejectsBadValues) {
       "duplicate param name 'x'");
   expectInvalid(replaced(RmsnormSpec, "\"writes\": true", "\"writes\": 1"),
                 "'writes' must be a boolean, not a number");
+  expectInvalid(replaced(RmsnormSpec, "\"kgen_spec\": 1",
+                         "\"kgen_spec\": 1, \"grid_dependency\": \"yes\""),
+                "'grid_dependency' must be a boolean, not a string");
 }
 
 TEST(KernelCreate, RejectsBadRowLengths) {
