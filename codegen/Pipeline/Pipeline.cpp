@@ -116,12 +116,17 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
 
   auto run = [&](OwningOpRef<ModuleOp> &m, auto populate) {
     PassManager pm(&ctx);
+    // Verifying after every pass cost a third of the MLIR stages: once per
+    // stage, unless debugging.
+    pm.enableVerifier(opts.debugIR);
     if (opts.debugIR) {
       pm.enableIRPrinting();
       pm.enableTiming();
     }
     populate(pm);
-    return pm.run(*m);
+    if (failed(pm.run(*m)))
+      return failure();
+    return verify(*m);
   };
 
   // Stage kgen.

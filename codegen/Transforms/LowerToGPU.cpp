@@ -260,6 +260,10 @@ Chunk RowLowering::makeChunk(Value j, std::optional<int64_t> staticJ) {
   if (staticJ && staticLength &&
       (lastTile + *staticJ + 1) * tpr * vec <= *staticLength)
     return c;
+  // A rolled loop over a row that is a whole number of steps long.
+  if (!staticJ && tiles == 1 && staticLength &&
+      *staticLength % (tpr * vec) == 0)
+    return c;
   Value end = arith::AddIOp::create(b, loc, c.e0, cIndex(vec));
   c.fullCond =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, end, length);

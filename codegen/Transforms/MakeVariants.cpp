@@ -71,7 +71,7 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
   void runOnOperation() override {
     SmallVector<KernelOp> kernels(getOperation().getOps<KernelOp>());
     for (KernelOp k : kernels) {
-      if (k->hasAttr("kgen.variant"))
+      if (k->hasAttr(kVariantAttr))
         continue; // already split
       OpBuilder b(k);
       StringRef name = k.getSymName();
@@ -82,7 +82,7 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
           auto exact = cast<KernelOp>(b.clone(*k));
           exact.setSymName((name + "_vec_n" + Twine(n)).str());
           assume(exact, 16, 16);
-          exact->setAttr("kgen.variant", b.getStringAttr("vec"));
+          exact->setAttr(kVariantAttr, b.getStringAttr("vec"));
           exact->setAttr(kExactDomainAttr, b.getI64IntegerAttr(n));
         }
       }
@@ -92,8 +92,8 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
       k.setSymName((name + "_vec").str());
       assume(k, 16, 16);
       assume(fallback, 0, 1);
-      k->setAttr("kgen.variant", b.getStringAttr("vec"));
-      fallback->setAttr("kgen.variant", b.getStringAttr("any"));
+      k->setAttr(kVariantAttr, b.getStringAttr("vec"));
+      fallback->setAttr(kVariantAttr, b.getStringAttr("any"));
     }
   }
 };

@@ -26,6 +26,8 @@ namespace mlir::kgen {
 /// Argument attributes the variants and the analysis agree on.
 inline constexpr llvm::StringLiteral kAlignAttr = "kgen.align";
 inline constexpr llvm::StringLiteral kDivisibilityAttr = "kgen.divisibility";
+/// Which clone of a kernel this is: "vec" (aligned) or "any" (the fallback).
+inline constexpr llvm::StringLiteral kVariantAttr = "kgen.variant";
 /// A dynamic-length variant for rows of exactly this many elements.
 inline constexpr llvm::StringLiteral kExactDomainAttr = "kgen.exact_domain";
 /// The gpu.func attribute listing its parameters for the spec.

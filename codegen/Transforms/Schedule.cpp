@@ -111,7 +111,14 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
 
     int64_t tpr, chunks = 0;
     bool reread = false;
-    if (!length) {
+    // The fallback of a kernel that reduces (misaligned pointers or pitch)
+    // re-reads its row in a rolled loop rather than holding it: its scalar
+    // accesses unrolled over a held row made it the larger half of the
+    // kernel's code (compile time) at 118-198 registers.
+    auto variant = k->getAttrOfType<StringAttr>(kVariantAttr);
+    bool rolledFallback = variant && variant.getValue() == "any" &&
+                          !k.getBody().getOps<ReduceOp>().empty();
+    if (!length || rolledFallback) {
       tpr = kDynamicThreads;
       reread = true;
     } else {

@@ -164,6 +164,34 @@ kgen.kernel @tail(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
 
 // -----
 
+// A re-read row of 4096 = 2 steps of 256 threads x 8: every chunk of the
+// rolled loops is whole, so they take the 16-byte access with no mask.
+// CHECK-LABEL: gpu.func @rolled_whole(
+// CHECK: scf.for
+// CHECK-NOT: scf.if
+// CHECK: llvm.load %{{.+}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
+// CHECK: scf.for
+// CHECK-NOT: arith.cmpi ule
+// CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
+// CHECK: gpu.return
+kgen.kernel @rolled_whole(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
+                          %y: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "y"})
+    attributes {dims = {n = 4096 : i64}, schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 0, reread = true>} {
+  %n = arith.constant 4096 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<4096xbf16>
+  %f = arith.extf %a : tensor<4096xbf16> to tensor<4096xf32>
+  %r = kgen.reduce sum %f : tensor<4096xf32> -> f32
+  %b = kgen.broadcast %r : f32 -> tensor<4096xf32>
+  %m = arith.mulf %f, %b : tensor<4096xf32>
+  %t = arith.truncf %m : tensor<4096xf32> to tensor<4096xbf16>
+  kgen.store %t, %y[%c0] {vector_width = 8 : i64} : tensor<4096xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
+// -----
+
 // A row that fits one warp (8 threads): the reduction is a butterfly of
 // gpu.shuffle xor over offsets 4, 2, 1, with no shared memory or barrier.
 // The per-row result goes to a !kgen.scalars tensor from lane 0 only.

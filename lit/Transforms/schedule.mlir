@@ -36,6 +36,36 @@ kgen.kernel @bf16_4096(%x: !kgen.rows<bf16> {kgen.name = "x"},
   kgen.return
 }
 
+// The fallback (`_any`) of a kernel that reduces re-reads its row in a
+// rolled loop instead of holding it; an elementwise fallback keeps the
+// aligned variant's schedule.
+// CHECK-LABEL: kgen.kernel @bf16_4096_any(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 0, reread = true>
+kgen.kernel @bf16_4096_any(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                           %y: !kgen.rows<bf16> {kgen.name = "y"})
+    attributes {dims = {n = 4096 : i64}, kgen.variant = "any"} {
+  %n = arith.constant 4096 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<4096xbf16>
+  %f = arith.extf %v : tensor<4096xbf16> to tensor<4096xf32>
+  %s = kgen.reduce sum %f : tensor<4096xf32> -> f32
+  kgen.store %v, %y[%c0] : tensor<4096xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+// CHECK-LABEL: kgen.kernel @bf16_4096_elementwise_any(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 1, reread = false, tiles = 2>
+kgen.kernel @bf16_4096_elementwise_any(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                                       %y: !kgen.rows<bf16> {kgen.name = "y"})
+    attributes {dims = {n = 4096 : i64}, kgen.variant = "any"} {
+  %n = arith.constant 4096 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<4096xbf16>
+  kgen.store %v, %y[%c0] : tensor<4096xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
 // The same row without a reduction: one chunk per thread (fewer serial
 // instructions per thread for few rows), so 256 threads hold half the row:
 // 2 tiles. With 32 threads per row: 16 tiles of one chunk.
