@@ -57,3 +57,30 @@ kgen.kernel @silu_f32(%x: !kgen.rows<f32> {kgen.name = "x"},
   kgen.store %q, %y[%c0] : tensor<4096xf32>, !kgen.rows<f32>
   kgen.return
 }
+
+// The same with a bf16 output: the element-wise division becomes a multiply
+// by an approximate reciprocal (rcp.approx.f32 in PTX).
+// CHECK-LABEL: kgen.kernel @silu_bf16(
+// CHECK: math.exp %{{.+}} fastmath<afn> : tensor<4096xf32>
+// CHECK: %[[D:.+]] = arith.addf
+// CHECK: %[[ONE:.+]] = kgen.broadcast %{{.+}} : f32 -> tensor<4096xf32>
+// CHECK: %[[R:.+]] = arith.divf %[[ONE]], %[[D]] fastmath<afn> : tensor<4096xf32>
+// CHECK: %[[Q:.+]] = arith.mulf %{{.+}}, %[[R]] : tensor<4096xf32>
+// CHECK: arith.truncf %[[Q]]
+kgen.kernel @silu_bf16(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                       %y: !kgen.rows<bf16> {kgen.name = "y"})
+    attributes {dims = {n = 4096 : i64}} {
+  %n = arith.constant 4096 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<4096xbf16>
+  %f = arith.extf %v : tensor<4096xbf16> to tensor<4096xf32>
+  %ng = arith.negf %f : tensor<4096xf32>
+  %e = math.exp %ng : tensor<4096xf32>
+  %one = arith.constant dense<1.0> : tensor<4096xf32>
+  %d = arith.addf %e, %one : tensor<4096xf32>
+  %q = arith.divf %f, %d : tensor<4096xf32>
+  %o = arith.truncf %q : tensor<4096xf32> to tensor<4096xbf16>
+  kgen.store %o, %y[%c0] : tensor<4096xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
