@@ -40,11 +40,11 @@ bool narrowOutputs(KernelOp k) {
 
 /// x / broadcast(s) -> (x * broadcast(1 / (s * k))) * broadcast(k), with
 /// k = 2^64 when |s| is subnormal and 1 otherwise.
-void rewriteRowDivision(arith::DivFOp div) {
+bool rewriteRowDivision(arith::DivFOp div) {
   auto bcast = div.getRhs().getDefiningOp<BroadcastOp>();
   Value s = bcast ? bcast.getInput() : Value();
   if (!s || !s.getType().isF32())
-    return;
+    return false;
   OpBuilder b(div);
   Location loc = div.getLoc();
   auto f32 = [&](double v) {
@@ -65,19 +65,21 @@ void rewriteRowDivision(arith::DivFOp div) {
   div.erase();
   if (bcast->use_empty())
     bcast.erase();
+  return true;
 }
 
 /// x / y -> x * approx(1 / y): rcp.approx.f32, 1 ulp over the whole range
 /// (subnormal reciprocals too), where div.rn.f32 is a dozen instructions and
-/// a slow-path call per element.
+/// a slow-path call per element. The reciprocal carries `afn`, which also
+/// marks it as done.
 void rewriteToReciprocal(arith::DivFOp div) {
   OpBuilder b(div);
   Location loc = div.getLoc();
   Type t = div.getType();
   Value one = BroadcastOp::create(
       b, loc, t,
-      arith::ConstantOp::create(
-          b, loc, b.getFloatAttr(getElementTypeOrSelf(t), 1.0)));
+      arith::ConstantOp::create(b, loc,
+                                b.getFloatAttr(getElementTypeOrSelf(t), 1.0)));
   Value r = arith::DivFOp::create(b, loc, one, div.getRhs(),
                                   arith::FastMathFlags::afn);
   div.replaceAllUsesWith(
@@ -88,26 +90,23 @@ void rewriteToReciprocal(arith::DivFOp div) {
 struct FastMath : ::mlir::kgen::impl::KgenFastMathBase<FastMath> {
   void runOnOperation() override {
     getOperation().walk([&](KernelOp k) {
+      bool narrow = narrowOutputs(k);
       SmallVector<arith::DivFOp> divs;
       k.walk([&](arith::DivFOp d) {
         if (isa<RankedTensorType>(d.getType()))
           divs.push_back(d);
       });
       for (arith::DivFOp d : divs)
-        rewriteRowDivision(d);
-      if (!narrowOutputs(k))
+        if (!rewriteRowDivision(d) && narrow &&
+            getElementTypeOrSelf(d.getType()).isF32() &&
+            !arith::bitEnumContainsAll(d.getFastmath(),
+                                       arith::FastMathFlags::afn))
+          rewriteToReciprocal(d);
+      if (!narrow)
         return;
       k.walk([&](math::ExpOp e) {
         e.setFastmath(e.getFastmath() | arith::FastMathFlags::afn);
       });
-      divs.clear();
-      k.walk([&](arith::DivFOp d) {
-        if (isa<RankedTensorType>(d.getType()) &&
-            getElementTypeOrSelf(d.getType()).isF32())
-          divs.push_back(d);
-      });
-      for (arith::DivFOp d : divs)
-        rewriteToReciprocal(d);
     });
   }
 };

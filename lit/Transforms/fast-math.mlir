@@ -1,4 +1,5 @@
 // RUN: kgen-opt %s --kgen-fast-math | FileCheck %s
+// RUN: kgen-opt %s --kgen-fast-math --kgen-fast-math | FileCheck %s --check-prefix=TWICE
 
 // softmax with a bf16 output: the division by the per-row sum becomes one
 // reciprocal per row (of the sum scaled by 2^64 when it is subnormal) and two
@@ -67,6 +68,11 @@ kgen.kernel @silu_f32(%x: !kgen.rows<f32> {kgen.name = "x"},
 // CHECK: %[[R:.+]] = arith.divf %[[ONE]], %[[D]] fastmath<afn> : tensor<4096xf32>
 // CHECK: %[[Q:.+]] = arith.mulf %{{.+}}, %[[R]] : tensor<4096xf32>
 // CHECK: arith.truncf %[[Q]]
+// Run again, the reciprocal (marked afn) is left alone.
+// TWICE-LABEL: kgen.kernel @silu_bf16(
+// TWICE: arith.divf %{{.+}}, %{{.+}} fastmath<afn> : tensor<4096xf32>
+// TWICE-NOT: arith.divf
+// TWICE: kgen.return
 kgen.kernel @silu_bf16(%x: !kgen.rows<bf16> {kgen.name = "x"},
                        %y: !kgen.rows<bf16> {kgen.name = "y"})
     attributes {dims = {n = 4096 : i64}} {

@@ -11,9 +11,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <functional>
 #include <limits>
+#include <map>
+#include <string>
 #include <vector>
 
 using namespace kgen;
@@ -57,10 +58,9 @@ void expectNear(const char *op, std::function<double(double)> ref,
   ASSERT_EQ(y.size(), x.size());
   for (size_t i = 0; i < x.size(); ++i) {
     double want = ref(x[i]);
-    double ulp = std::ldexp(1.0, std::ilogb(std::max(std::fabs(want),
-                                                     0x1p-126)) - 23);
-    EXPECT_LE(std::fabs(y[i] - want),
-              ulps * ulp + std::fabs(x[i]) * 0x1p-24)
+    double ulp =
+        std::ldexp(1.0, std::ilogb(std::max(std::fabs(want), 0x1p-126)) - 23);
+    EXPECT_LE(std::fabs(y[i] - want), ulps * ulp + std::fabs(x[i]) * 0x1p-24)
         << op << "(" << x[i] << ") = " << y[i] << ", want " << want;
   }
 }
