@@ -14,13 +14,13 @@ cuda_inc="${CUDA_HOME:-/usr/local/cuda}/include"
 export KGEN_FLAGS="-std=c++20 -O2 -DNDEBUG -DFMT_HEADER_ONLY -pthread -I$src -I$src/test/gpu -I$deps/fmt -I$deps/googletest/include -I$deps/googletest -I$cuda_inc"
 export KGEN_OBJ="$outdir/obj"
 ls "$src"/dsl/*.cpp "$src"/ops/*.cpp "$src"/runtime/*.cpp \
-  "$src"/test/gpu/GpuCommon.cpp "$src"/test/gpu/KernelTest.cpp \
+  "$src"/test/gpu/GpuCommon.cpp "$src"/test/gpu/*Test.cpp \
   "$src"/bench/Bench.cpp "$deps"/googletest/src/gtest-all.cc |
   xargs -P "$(nproc)" -n 1 bash -c \
     'g++ $KGEN_FLAGS -c "$1" -o "$KGEN_OBJ/$(basename "$(dirname "$1")")_$(basename "$1").o"' _
 obj="$outdir/obj"
-common=$(ls "$obj"/*.o | grep -vE '(KernelTest|Bench|gtest-all)\.(cpp|cc)\.o$')
-g++ -pthread -o "$outdir/kgen-gpu-tests" "$obj"/gpu_KernelTest.cpp.o $common \
+common=$(ls "$obj"/*.o | grep -vE '(Test|Bench|gtest-all)\.(cpp|cc)\.o$')
+g++ -pthread -o "$outdir/kgen-gpu-tests" "$obj"/gpu_*Test.cpp.o $common \
   "$obj"/src_gtest-all.cc.o -ldl
 g++ -pthread -o "$outdir/kgen-bench" "$obj"/bench_Bench.cpp.o $common -ldl
 echo "built $outdir/kgen-gpu-tests and $outdir/kgen-bench with $(g++ --version | head -1)"

@@ -65,6 +65,20 @@ if [ "$trc" -ne 0 ]; then
 else
   echo "all tests passed in $((t1 - t0)) s"
 fi
+# The fp8 conversion of an arch without cvt to fp8 (ExpandFP8's integer
+# arithmetic), when scripts/prepare-gpu.sh emitted it: the driver JIT-compiles
+# the sm_80 PTX for this GPU.
+if [ -f "$dir/kernels-sm80/manifest.tsv" ]; then
+  KGEN_KERNEL_DIR="$dir/kernels-sm80" timeout -k 10 120 "$tests" \
+    --gtest_filter='KgenGpuFp8*' > "$out/gpu-tests-sm80.txt" 2>&1
+  frc=$?
+  grep -E '^\[kgen-gpu\] .* to fp8' "$out/gpu-tests-sm80.txt"
+  if [ "$frc" -ne 0 ]; then
+    echo "sm_80 fp8 conversion test FAILED (exit $frc):"
+    tail -n 15 "$out/gpu-tests-sm80.txt" | cut -c1-300
+    trc=$frc
+  fi
+fi
 # The worst error per kernel group, relative to the tolerance.
 echo "-- worst |err|/tol over all groups:"
 grep -oE '^\[kgen-gpu\] [a-z_0-9]+ [a-z]+=[0-9]+: .*worst \|err\|/tol [0-9.e+-]+' "$log" |

@@ -40,6 +40,10 @@ mkdir -p "$out"
 "$kgen" bundle -o "$out/kernels" --archs "$archs" \
   --lengths "$lengths" > "$out/bundle.log"
 tail -n 1 "$out/bundle.log"
+# The fp8 conversion without cvt (sm_75 to sm_86): checked on the GPU too
+# (test/gpu/Fp8Test.cpp, run by bench/gpu_check.sh).
+"$kgen" bundle -o "$out/kernels-sm80" --archs sm_80 --ops rmsnorm_quant_static \
+  --dtypes bf16 --lengths 0 > /dev/null
 cp "$build/test/gpu/kgen-gpu-tests" "$build/bench/kgen-bench" \
   "$root/bench/gpu_check.sh" "$root/bench/build_on_device.sh" \
   "$root/bench/torch_check.sh" "$build/runtime/libkgen_runtime.so" "$out/"

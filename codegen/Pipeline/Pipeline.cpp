@@ -38,10 +38,15 @@ std::optional<Stage> parseStage(const std::string &s) {
 
 const std::vector<Arch> &supportedArchs() {
   // PTX ISA 8.0 (CUDA 12.0) covers sm_75 to sm_90a; sm_100 needs 8.6 (12.8).
-  static const std::vector<Arch> archs = {
-      {"sm_75", 80},       {"sm_80", 80},       {"sm_86", 80},
-      {"sm_89", 80},       {"sm_90", 80, true}, {"sm_90a", 80, true},
-      {"sm_100", 86, true}};
+  // cvt to fp8 needs sm_90 with PTX 7.8, or sm_89 with PTX 8.1 (in LLVM's
+  // NVPTX): sm_89 keeps PTX 8.0 and converts in integer arithmetic.
+  static const std::vector<Arch> archs = {{"sm_75", 80},
+                                          {"sm_80", 80},
+                                          {"sm_86", 80},
+                                          {"sm_89", 80},
+                                          {"sm_90", 80, true, true},
+                                          {"sm_90a", 80, true, true},
+                                          {"sm_100", 86, true, true}};
   return archs;
 }
 
@@ -150,7 +155,9 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
   if (last >= Stage::Gpu) {
     if (failed(run(module, [&](PassManager &pm) {
           pm.addPass(mlir::kgen::createKgenLowerToGPU());
-          pm.addPass(mlir::kgen::createKgenExpandFP8());
+          mlir::kgen::KgenExpandFP8Options fp8;
+          fp8.native = arch->fp8Convert;
+          pm.addPass(mlir::kgen::createKgenExpandFP8(fp8));
           pm.addPass(createCanonicalizerPass());
           pm.addPass(createCSEPass());
         })))

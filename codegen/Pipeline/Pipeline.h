@@ -33,6 +33,9 @@ struct Arch {
   int ptxVersion;   ///< 80 = PTX ISA 8.0
   /// Has programmatic dependent launch (griddepcontrol): sm_90 and newer.
   bool gridDependency = false;
+  /// Has cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 at its PTX version: sm_90 and
+  /// newer.
+  bool fp8Convert = false;
 };
 const std::vector<Arch> &supportedArchs();
 const Arch *findArch(const std::string &name);

@@ -1,6 +1,8 @@
 //===- ExpandFP8.cpp - f32 to fp8 conversions in integer arithmetic ------===//
 #include "codegen/Transforms/Passes.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -103,10 +105,61 @@ struct ExpandTruncF : OpRewritePattern<arith::TruncFOp> {
   }
 };
 
+/// sm_90 and newer: `cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32` converts two
+/// values at once with the rounding, saturation and NaN of the expansion
+/// above. Its i16 holds the first operand in the high byte, so each pair is
+/// passed swapped: in memory order (little-endian) the bytes then come out
+/// as x[2i], x[2i + 1].
+struct NativeTruncF : OpRewritePattern<arith::TruncFOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(arith::TruncFOp op,
+                                PatternRewriter &rw) const override {
+    Type outElem = getElementTypeOrSelf(op.getType());
+    if (!layoutOf(outElem) ||
+        !getElementTypeOrSelf(op.getIn().getType()).isF32())
+      return failure();
+    Location loc = op.getLoc();
+    Type i16 = rw.getI16Type(), i8 = rw.getI8Type();
+    auto pair = [&](Value lo, Value hi) -> Value {
+      return NVVM::ConvertF32x2ToF8x2Op::create(
+          rw, loc, i16, hi, lo, NVVM::FPRoundingMode::RN,
+          NVVM::SaturationMode::SATFINITE, /*relu=*/false, outElem);
+    };
+    auto vt = dyn_cast<VectorType>(op.getIn().getType());
+    if (!vt || vt.getRank() != 1 || vt.getNumElements() % 2) {
+      if (vt) // never built by the lowering (chunks are powers of two)
+        return failure();
+      Value zero = arith::ConstantOp::create(rw, loc, rw.getF32FloatAttr(0));
+      Value byte = arith::TruncIOp::create(rw, loc, i8, pair(op.getIn(), zero));
+      rw.replaceOpWithNewOp<arith::BitcastOp>(op, op.getType(), byte);
+      return success();
+    }
+    int64_t n = vt.getNumElements();
+    SmallVector<Value> halves;
+    for (int64_t i = 0; i < n; i += 2) {
+      Value even = vector::ExtractOp::create(rw, loc, op.getIn(), i);
+      Value odd = vector::ExtractOp::create(rw, loc, op.getIn(), i + 1);
+      halves.push_back(pair(even, odd));
+    }
+    Value packed = vector::FromElementsOp::create(
+        rw, loc, VectorType::get({n / 2}, i16), halves);
+    Value bytes =
+        vector::BitCastOp::create(rw, loc, VectorType::get({n}, i8), packed);
+    rw.replaceOpWithNewOp<arith::BitcastOp>(op, op.getType(), bytes);
+    return success();
+  }
+};
+
 struct ExpandFP8 : ::mlir::kgen::impl::KgenExpandFP8Base<ExpandFP8> {
+  using KgenExpandFP8Base::KgenExpandFP8Base;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<ExpandTruncF>(&getContext());
+    if (native)
+      patterns.add<NativeTruncF>(&getContext());
+    else
+      patterns.add<ExpandTruncF>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

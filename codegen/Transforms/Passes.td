@@ -86,10 +86,19 @@ def KgenExpandFP8 : Pass<"kgen-expand-fp8", "ModuleOp"> {
     f8E5M2 becomes round-to-nearest-even on the f32 bits, saturating to the
     largest finite value (PTX's `cvt.rn.satfinite`; NaN stays NaN), and
     yields the byte through an `arith.bitcast`, so that fp8 stores move i8.
-    Works on any GPU (sm_75 has no fp8 conversion instruction).
+    Works on any GPU (sm_75 has no fp8 conversion instruction). With
+    `native` (sm_90 and newer; sm_89 with PTX 8.1), pairs of values become
+    `nvvm.convert.f32x2.to.f8x2` instead: the same rounding, saturation and
+    NaN, in one instruction per two values.
   }];
+  let options = [
+    Option<"native", "native", "bool", "false",
+           "Use cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 (sm_90 and newer)">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::math::MathDialect"];
+                           "::mlir::math::MathDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def KgenGridDependency : Pass<"kgen-grid-dependency", "ModuleOp"> {
