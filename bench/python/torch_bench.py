@@ -39,7 +39,8 @@ For bf16 and each op x shape, three implementations of the same formula:
 Each shape is first checked: kgen and compile against eager (outputs of kgen
 poisoned with NaN first; in-place ops (rope) run each on an identical copy;
 elementwise |a - b| <= 1e-2 + 2^-6 |b|, the bf16 tolerance of
-docs/design.md, and ||a - b|| / ||b|| <= 1e-2; no NaN).
+docs/design.md (fp8 outputs: 2^-9 + 2^-3 |b|, one e4m3 ulp), and
+||a - b|| / ||b|| <= 1e-2; no NaN).
 Then each is timed two ways:
   cold    one call after an L2 flush (a 256 MiB buffer written), median of
           30 calls (after 3 warm-ups), CUDA events around the call only;
@@ -87,7 +88,7 @@ import kgen_ctypes as kg  # noqa: E402
 
 DTYPE = "bf16"
 NORM_OPS = ["rmsnorm", "gemma_rmsnorm", "fused_add_rmsnorm", "layernorm",
-            "softmax"]
+            "softmax", "rmsnorm_quant_static", "rmsnorm_quant_dynamic"]
 ACT_OPS = ["silu_and_mul", "gelu_tanh_and_mul"]
 TOKENS = [1, 32, 512, 4096, 16384, 65536]
 HIDDENS = [2048, 4096, 8192, 16384]
@@ -110,6 +111,9 @@ DEVICE = "cuda"
 WORKER_CMD = None  # default: [python, this file]
 FLUSH_BYTES = 256 << 20
 ATOL, RTOL, REL_NORM_TOL = 1e-2, 2.0 ** -6, 1e-2
+# fp8 e4m3 outputs: one ulp (3 mantissa bits), the subnormal step near 0;
+# a one-ulp flip costs ~9% of an element, so the norm allows 2^-4.
+FP8_TOL = (2.0 ** -9, 2.0 ** -3, 2.0 ** -4)
 
 # ---------------------------------------------------------------------------
 # The formulas, as eager PyTorch (what torch.compile compiles too).
@@ -162,6 +166,27 @@ def f_layernorm(x, weight, bias):
 
 def f_softmax(x):
     return torch.softmax(x, dim=-1)
+
+
+QUANT_SCALE = 0.05  # rmsnorm_quant_static's scale: |y| up to 22.4, unsaturated
+FP8_MAX = 448.0
+
+
+def f_rmsnorm_quant_static(x, weight):
+    # vLLM's rms_norm_static_fp8_quant reference: LlamaRMSNorm, then divided
+    # by the scale and saturated to e4m3's range.
+    y = rmsnorm_ref(x, weight, 1e-6).float() / QUANT_SCALE
+    return y.clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
+
+
+def f_rmsnorm_quant_dynamic(x, weight):
+    # vLLM's rms_norm_dynamic_per_token_quant reference: each row's scale is
+    # amax(|y|) / 448, at least 1 / (448 * 512).
+    y = rmsnorm_ref(x, weight, 1e-6).float()
+    scale = (y.abs().amax(-1, keepdim=True) / FP8_MAX).clamp(
+        min=1.0 / (FP8_MAX * 512.0))
+    q = (y / scale).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
+    return q, scale.squeeze(-1)
 
 
 def f_silu_and_mul(x):
@@ -264,6 +289,21 @@ OPS = {
         fn=f_softmax, tensors=[("x", "row", "in", "randn2"),
                                ("y", "row", "out", None)],
         eager_in=["x"], compare=["y"], scalars={}),
+    "rmsnorm_quant_static": dict(
+        fn=f_rmsnorm_quant_static, tensors=[("x", "row", "in", "randn"),
+                                            ("weight", "vec", "in", "w1"),
+                                            ("y", "row", "out", None)],
+        dtypes={"y": "float8_e4m3fn"},
+        eager_in=["x", "weight"], compare=["y"],
+        scalars={"eps": 1e-6, "scale": QUANT_SCALE}),
+    "rmsnorm_quant_dynamic": dict(
+        fn=f_rmsnorm_quant_dynamic, tensors=[("x", "row", "in", "randn"),
+                                             ("weight", "vec", "in", "w1"),
+                                             ("y", "row", "out", None),
+                                             ("scale", "tok", "out", None)],
+        dtypes={"y": "float8_e4m3fn", "scale": "float32"},
+        eager_in=["x", "weight"], compare=["y", "scale"],
+        scalars={"eps": 1e-6}),
     "silu_and_mul": dict(
         fn=f_silu_and_mul, tensors=[("x", "row2", "in", "randn"),
                                     ("y", "row", "out", None)],
@@ -350,19 +390,28 @@ for _name, _fn in (("rope_neox", f_rope_neox), ("rope_gptj", f_rope_gptj)):
 
 def shape_of(layout, T, h, b=0):
     return {"row": (T, h), "row2": (T, 2 * h), "vec": (h,),
-            "batch": (b, h)}[layout]
+            "batch": (b, h), "tok": (T,)}[layout]
+
+
+def dtype_of(op, name):
+    """A tensor's torch dtype name (default bf16)."""
+    return OPS[op].get("dtypes", {}).get(name, "bfloat16")
+
+
+ELEM_BYTES = {"bfloat16": 2, "float32": 4, "float8_e4m3fn": 1}
 
 
 def min_bytes(op, T, h, b=0):
     """Inputs read once, outputs written once (in place: both), weights once,
-    bf16."""
+    each in its dtype."""
     if "bytes" in OPS[op]:
         return OPS[op]["bytes"](T, h, b)
     n = 0
-    for _, layout, role, _ in OPS[op]["tensors"]:
+    for name, layout, role, _ in OPS[op]["tensors"]:
         elems = math.prod(shape_of(layout, T, h, b))
-        n += elems * (2 if role == "inout" else 1)
-    return n * 2
+        n += (elems * (2 if role == "inout" else 1)
+              * ELEM_BYTES[dtype_of(op, name)])
+    return n
 
 
 def footprint(op, T, h, b=0):
@@ -435,11 +484,17 @@ def make_tensors(op, T, h, copies, gen, dev, b=0):
     zeros); outputs poisoned with NaN. Returns a list of {name: tensor}."""
     if "make" in OPS[op]:
         return OPS[op]["make"](T, h, b, copies, gen, dev)
-    bf16 = torch.bfloat16
     sets = [dict() for _ in range(copies)]
     for name, layout, role, init in OPS[op]["tensors"]:
         shape = shape_of(layout, T, h, b)
-        buf = torch.empty((copies,) + shape, dtype=bf16, device=dev)
+        dt = getattr(torch, dtype_of(op, name))
+        # Copies at least 256 bytes apart, as separate allocations would be:
+        # back-to-back calls writing the same 32-byte sector (a [1] output)
+        # would otherwise wait on each other.
+        n = math.prod(shape)
+        pad = max(n, -(-256 // dt.itemsize))
+        buf = torch.empty((copies, pad), dtype=dt, device=dev)
+        buf = buf[:, :n].view((copies,) + shape)
         if init == "randn":
             buf.normal_(0.0, 1.0, generator=gen)
         elif init == "randn2":
@@ -450,6 +505,8 @@ def make_tensors(op, T, h, copies, gen, dev, b=0):
             buf.uniform_(-0.5, 0.5, generator=gen)
         elif init == "b":
             buf.uniform_(-0.2, 0.2, generator=gen)
+        elif dt.itemsize == 1:
+            buf.view(torch.uint8).fill_(0x7F)  # e4m3's NaN
         else:
             buf.fill_(float("nan"))
         for i in range(copies):
@@ -505,12 +562,14 @@ def compare(a, b):
     diff = (a32 - b32).abs()
     nan = bool(torch.isnan(a32).any().item()) or bool(
         torch.isnan(diff).any().item())
-    tol = ATOL + RTOL * b32.abs()
+    atol, rtol, rel_tol = (FP8_TOL if a.dtype.itemsize == 1
+                           else (ATOL, RTOL, REL_NORM_TOL))
+    tol = atol + rtol * b32.abs()
     max_abs = float(diff.max().item()) if diff.numel() else 0.0
     worst = float((diff / tol).max().item()) if diff.numel() else 0.0
     den = float(torch.linalg.vector_norm(b32).item())
     rel = float(torch.linalg.vector_norm(a32 - b32).item()) / max(den, 1e-30)
-    ok = (not nan) and worst <= 1.0 and rel <= REL_NORM_TOL
+    ok = (not nan) and worst <= 1.0 and rel <= rel_tol
     if nan:
         max_abs = worst = rel = float("nan")
     return ok, max_abs, worst, rel
