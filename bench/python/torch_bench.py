@@ -89,7 +89,7 @@ import kgen_ctypes as kg  # noqa: E402
 DTYPE = "bf16"
 NORM_OPS = ["rmsnorm", "gemma_rmsnorm", "fused_add_rmsnorm", "layernorm",
             "softmax", "rmsnorm_quant_static", "rmsnorm_quant_dynamic"]
-ACT_OPS = ["silu_and_mul", "gelu_tanh_and_mul"]
+ACT_OPS = ["silu_and_mul", "gelu_tanh_and_mul", "silu_and_mul_quant"]
 TOKENS = [1, 32, 512, 4096, 16384, 65536]
 HIDDENS = [2048, 4096, 8192, 16384]
 # The views suite (issue 4): rope on views of a fused qkv, the activations at
@@ -168,7 +168,7 @@ def f_softmax(x):
     return torch.softmax(x, dim=-1)
 
 
-QUANT_SCALE = 0.05  # rmsnorm_quant_static's scale: |y| up to 22.4, unsaturated
+QUANT_SCALE = 0.05  # the static quantizations' scale: |y| up to 22.4
 FP8_MAX = 448.0
 
 
@@ -192,6 +192,12 @@ def f_rmsnorm_quant_dynamic(x, weight):
 def f_silu_and_mul(x):
     d = x.shape[-1] // 2
     return F.silu(x[..., :d]) * x[..., d:]
+
+
+def f_silu_and_mul_quant(x):
+    # vLLM's silu_and_mul, then its static fp8 quantization.
+    y = f_silu_and_mul(x).float() / QUANT_SCALE
+    return y.clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
 
 
 def f_gelu_tanh_and_mul(x):
@@ -308,6 +314,12 @@ OPS = {
         fn=f_silu_and_mul, tensors=[("x", "row2", "in", "randn"),
                                     ("y", "row", "out", None)],
         eager_in=["x"], compare=["y"], scalars={},
+        dims=lambda T, h, b: {"d": h}),
+    "silu_and_mul_quant": dict(
+        fn=f_silu_and_mul_quant, tensors=[("x", "row2", "in", "randn"),
+                                          ("y", "row", "out", None)],
+        dtypes={"y": "float8_e4m3fn"},
+        eager_in=["x"], compare=["y"], scalars={"scale": QUANT_SCALE},
         dims=lambda T, h, b: {"d": h}),
     "gelu_tanh_and_mul": dict(
         fn=f_gelu_tanh_and_mul, tensors=[("x", "row2", "in", "randn"),
