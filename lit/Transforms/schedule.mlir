@@ -36,6 +36,41 @@ kgen.kernel @bf16_4096(%x: !kgen.rows<bf16> {kgen.name = "x"},
   kgen.return
 }
 
+// bf16, 11008, with a reduction: 1376 chunks. 256 threads x 6 would leave
+// 160 chunk slots idle; 352 threads (11 warps) x 4 leave 32, the fewest of
+// up to 8 chunks per thread.
+// CHECK-LABEL: kgen.kernel @bf16_11008(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 352, rowsPerBlock = 1, chunks = 4, reread = false>
+kgen.kernel @bf16_11008(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                        %y: !kgen.rows<bf16> {kgen.name = "y"})
+    attributes {dims = {n = 11008 : i64}} {
+  %n = arith.constant 11008 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<11008xbf16>
+  %f = arith.extf %v : tensor<11008xbf16> to tensor<11008xf32>
+  %s = kgen.reduce sum %f : tensor<11008xf32> -> f32
+  kgen.store %v, %y[%c0] : tensor<11008xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
+// bf16, 3584: 448 chunks leave none idle over 224 threads x 2 (or 64 x 7);
+// 2 is nearer the 4-chunk target. (128 x 4 left 64 idle.)
+// CHECK-LABEL: kgen.kernel @bf16_3584(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 224, rowsPerBlock = 1, chunks = 2, reread = false>
+kgen.kernel @bf16_3584(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                       %y: !kgen.rows<bf16> {kgen.name = "y"})
+    attributes {dims = {n = 3584 : i64}} {
+  %n = arith.constant 3584 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<3584xbf16>
+  %f = arith.extf %v : tensor<3584xbf16> to tensor<3584xf32>
+  %s = kgen.reduce sum %f : tensor<3584xf32> -> f32
+  kgen.store %v, %y[%c0] : tensor<3584xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
 // The fallback (`_any`) of a kernel that reduces re-reads its row in a
 // rolled loop instead of holding it; an elementwise fallback keeps the
 // aligned variant's schedule.
