@@ -44,7 +44,8 @@ private:
   Value checkGather(LoadOp op, Value v);
 
   Value chunkValue(Value rowValue, Chunk &c);
-  Chunk makeChunk(Value chunkIndex, std::optional<int64_t> staticIndex);
+  Chunk makeChunk(Value chunkIndex, std::optional<int64_t> staticIndex,
+                  bool inside = false);
   void emitReadyScalars();
   int reduceLevel(Value v);
   Value crossThreadReduce(Value partial, ReduceKind kind, int slot);
@@ -55,7 +56,14 @@ private:
   void emitStores(Chunk &c);
   void emitScalarStores();
   void emitInRegisters(int64_t count);
-  void emitRereading(Value count);
+  void emitRereading();
+  SmallVector<Value>
+  chunkLoop(Value lb, Value ub, bool inside, ValueRange inits,
+            ArrayRef<LoadOp> preload,
+            function_ref<SmallVector<Value>(Chunk &, ValueRange)> body);
+  SmallVector<Value>
+  rowLoop(ValueRange inits, ArrayRef<LoadOp> preload,
+          function_ref<SmallVector<Value>(Chunk &, ValueRange)> body);
   Value accumulate(ReduceOp r, Chunk &c, Value acc);
   void finish(ReduceOp r, Value acc);
 

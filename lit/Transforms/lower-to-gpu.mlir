@@ -165,7 +165,8 @@ kgen.kernel @tail(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
 // -----
 
 // A re-read row of 4096 = 2 steps of 256 threads x 8: every chunk of the
-// rolled loops is whole, so they take the 16-byte access with no mask.
+// rolled loops is whole, so they take the 16-byte access with no mask, and
+// there is no loop for a last partial step.
 // CHECK-LABEL: gpu.func @rolled_whole(
 // CHECK: scf.for
 // CHECK-NOT: scf.if
@@ -173,6 +174,7 @@ kgen.kernel @tail(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
 // CHECK: scf.for
 // CHECK-NOT: arith.cmpi ule
 // CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
+// CHECK-NOT: scf.for
 // CHECK: gpu.return
 kgen.kernel @rolled_whole(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
                           %y: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "y"})
@@ -317,20 +319,29 @@ kgen.kernel @norm(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},
 
 // -----
 
-// Softmax over a dynamic row, re-read: one scf.for per level of reductions
-// (max, then the sum that depends on it), then one for the stores; each loop
-// reads x again. 256 threads = 8 warps; 2 reductions x 1 row x 8 warps = 16.
+// Softmax over a dynamic row, re-read: per level of reductions (max, then
+// the sum that depends on it) and for the stores, one scf.for over the whole
+// steps of 256 threads x 8 (no masks) and one over the step that crosses the
+// end of the row (masked); each pass reads x again. 256 threads = 8 warps;
+// 2 reductions x 1 row x 8 warps = 16.
 // CHECK-LABEL: gpu.func @softmax(
 // CHECK-SAME: workgroup(%[[SMEM:.+]] : memref<16xf32, #gpu.address_space<workgroup>>) kernel
 // CHECK-SAME: kgen.abi = ["ptr:x", "ptr:y", "stride:x", "stride:y", "dim:d", "rows"]
 // CHECK: %[[LEN:.+]] = arith.index_cast %{{.+}} : i64 to index
-// Loop count: ceil(length / (256 threads x 8)).
+// Level 1: the max. Whole steps: floor(length / 2048), 16-byte loads, no
+// select.
+// CHECK: %[[WHOLE:.+]] = arith.divui %[[LEN]], %{{.+}} : index
+// CHECK: %[[MAX0:.+]] = scf.for %{{.+}} = %{{.+}} to %[[WHOLE]] step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (vector<8xf32>) {
+// CHECK-NOT: arith.select
+// CHECK: llvm.load {{.+}} -> vector<8xbf16>
+// CHECK-NOT: arith.select
+// CHECK: arith.maximumf
+// CHECK-NEXT: scf.yield
+// The last step, ceil(length / 2048): masked, -inf in the masked lanes.
 // CHECK: %[[C2047:.+]] = arith.constant 2047 : index
 // CHECK-NEXT: %[[UP:.+]] = arith.addi %[[LEN]], %[[C2047]] : index
 // CHECK-NEXT: %[[COUNT:.+]] = arith.divui %[[UP]], %{{.+}} : index
-// Level 1: the max, with -inf in the masked lanes.
-// CHECK: %[[MAXACC:.+]] = scf.for %{{.+}} = %{{.+}} to %[[COUNT]] step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (vector<8xf32>) {
-// CHECK: llvm.load {{.+}} -> vector<8xbf16>
+// CHECK: %[[MAXACC:.+]] = scf.for %{{.+}} = %[[WHOLE]] to %[[COUNT]] step %{{.+}} iter_args(%{{.+}} = %[[MAX0]]) -> (vector<8xf32>) {
 // CHECK: arith.constant dense<0xFF800000> : vector<8xf32>
 // CHECK: arith.select
 // CHECK: arith.maximumf
@@ -340,8 +351,12 @@ kgen.kernel @norm(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},
 // CHECK: gpu.barrier
 // CHECK-COUNT-8: memref.load %[[SMEM]]
 // Level 2: the sum of exp(x - max), with 0 in the masked lanes.
-// CHECK: %[[SUMACC:.+]] = scf.for %{{.+}} = %{{.+}} to %[[COUNT]] step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (vector<8xf32>) {
+// CHECK: %[[SUM0:.+]] = scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (vector<8xf32>) {
 // CHECK: llvm.load {{.+}} -> vector<8xbf16>
+// CHECK: math.exp
+// CHECK: arith.addf
+// CHECK: scf.yield
+// CHECK: %[[SUMACC:.+]] = scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %[[SUM0]]) -> (vector<8xf32>) {
 // CHECK: math.exp
 // CHECK: arith.select
 // CHECK: arith.addf
@@ -349,11 +364,15 @@ kgen.kernel @norm(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},
 // CHECK: vector.reduction <add>, %[[SUMACC]]
 // CHECK-COUNT-5: gpu.shuffle xor
 // CHECK: gpu.barrier
-// The stores.
-// CHECK: scf.for %{{.+}} = %{{.+}} to %[[COUNT]] step %{{.+}} {
+// The stores: whole steps, then the masked last step.
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} {
 // CHECK: llvm.load {{.+}} -> vector<8xbf16>
 // CHECK: math.exp
 // CHECK: arith.divf
+// CHECK-NOT: arith.cmpi ule
+// CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} {
+// CHECK: arith.cmpi ule
 // CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
 // CHECK-NOT: scf.for
 // CHECK: gpu.return
