@@ -452,15 +452,23 @@ SmallVector<Value> RowLowering::rowLoop(
     ValueRange inits, ArrayRef<LoadOp> preload,
     function_ref<SmallVector<Value>(Chunk &, ValueRange)> body) {
   int64_t perStep = sched.getThreadsPerRow() * vec;
+  bool exact = staticLength && *staticLength % perStep == 0;
+  auto steps = [&] { // every step that holds part of the row
+    return arith::DivUIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, length, cIndex(perStep - 1)),
+        cIndex(perStep));
+  };
+  // The element-wise accesses of the `_any` fallback keep one masked loop:
+  // a second copy of them would cost compile time for a fallback.
+  if (!llvm::all_of(
+          preload, [](LoadOp l) { return l.getVectorWidth().value_or(1) > 1; }))
+    return chunkLoop(cIndex(0), steps(), exact, inits, preload, body);
   Value whole = arith::DivUIOp::create(b, loc, length, cIndex(perStep));
   SmallVector<Value> values =
       chunkLoop(cIndex(0), whole, true, inits, preload, body);
-  if (staticLength && *staticLength % perStep == 0)
+  if (exact)
     return values;
-  Value count = arith::DivUIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, length, cIndex(perStep - 1)),
-      cIndex(perStep));
-  return chunkLoop(whole, count, false, values, preload, body);
+  return chunkLoop(whole, steps(), false, values, preload, body);
 }
 
 /// One pass over the row per level of reductions, then one for the stores;
