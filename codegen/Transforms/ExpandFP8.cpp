@@ -1,4 +1,4 @@
-//===- ExpandFP8.cpp - f32 to fp8 conversions in integer arithmetic ------===//
+//===- ExpandFP8.cpp - f32 to fp8 conversions, as bytes -------------------===//
 #include "codegen/Transforms/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -127,9 +127,9 @@ struct NativeTruncF : OpRewritePattern<arith::TruncFOp> {
           NVVM::SaturationMode::SATFINITE, /*relu=*/false, outElem);
     };
     auto vt = dyn_cast<VectorType>(op.getIn().getType());
-    if (!vt || vt.getRank() != 1 || vt.getNumElements() % 2) {
-      if (vt) // never built by the lowering (chunks are powers of two)
-        return failure();
+    if (vt && (vt.getRank() != 1 || vt.getNumElements() % 2))
+      return failure(); // never built by the lowering (powers of two)
+    if (!vt) {
       Value zero = arith::ConstantOp::create(rw, loc, rw.getF32FloatAttr(0));
       Value byte = arith::TruncIOp::create(rw, loc, i8, pair(op.getIn(), zero));
       rw.replaceOpWithNewOp<arith::BitcastOp>(op, op.getType(), byte);

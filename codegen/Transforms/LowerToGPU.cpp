@@ -441,15 +441,17 @@ SmallVector<Value> RowLowering::chunkLoop(
   return SmallVector<Value>(loop.getResults());
 }
 
-/// Every chunk of this thread's row, in order: the whole steps (every
-/// thread's chunk in the row) without masks, then the step that crosses the
-/// end of the row, masked (none when the length is a known multiple of the
-/// step). Masking every trip left dynamic rows at 52-88% of memcpy on an
-/// H100 where this reaches 70-93% (16384 rows, hidden 3584 to 14336; only
-/// 3584 lost, 84 -> 77% for rmsnorm); unrolling the whole steps 2 or 4 times
-/// did no better overall (their registers cost short rows occupancy).
+/// Every chunk of this thread's row, in order. `split`: the whole steps
+/// (every thread's chunk in the row) without masks, then the step that
+/// crosses the end of the row, masked (none when the length is a known
+/// multiple of the step); else one loop, masked unless the length is a known
+/// multiple of the step. Masking every trip left dynamic rows at 52-88% of
+/// memcpy on an H100 where this reaches 70-93% (16384 rows, hidden 3584 to
+/// 14336; only 3584 lost, 84 -> 77% for rmsnorm); unrolling the whole steps 2
+/// or 4 times did no better overall (their registers cost short rows
+/// occupancy).
 SmallVector<Value> RowLowering::rowLoop(
-    ValueRange inits, ArrayRef<LoadOp> preload,
+    bool split, ValueRange inits, ArrayRef<LoadOp> preload,
     function_ref<SmallVector<Value>(Chunk &, ValueRange)> body) {
   int64_t perStep = sched.getThreadsPerRow() * vec;
   bool exact = staticLength && *staticLength % perStep == 0;
@@ -458,10 +460,7 @@ SmallVector<Value> RowLowering::rowLoop(
         b, loc, arith::AddIOp::create(b, loc, length, cIndex(perStep - 1)),
         cIndex(perStep));
   };
-  // The element-wise accesses of the `_any` fallback keep one masked loop:
-  // a second copy of them would cost compile time for a fallback.
-  if (!llvm::all_of(
-          preload, [](LoadOp l) { return l.getVectorWidth().value_or(1) > 1; }))
+  if (!split)
     return chunkLoop(cIndex(0), steps(), exact, inits, preload, body);
   Value whole = arith::DivUIOp::create(b, loc, length, cIndex(perStep));
   SmallVector<Value> values =
@@ -476,6 +475,9 @@ SmallVector<Value> RowLowering::rowLoop(
 void RowLowering::emitRereading() {
   auto accType = mlir::VectorType::get({vec}, b.getF32Type());
   SmallVector<LoadOp> held = rowLoadsHeld(kernel).takeVector();
+  // The element-wise accesses of the `_any` fallback keep one masked loop:
+  // a second copy of them would cost compile time for a fallback.
+  bool split = allVectorized(held);
   for (int level = 1; level <= maxLevel; ++level) {
     SmallVector<ReduceOp> phase;
     SmallVector<Value> inits;
@@ -485,7 +487,7 @@ void RowLowering::emitRereading() {
         inits.push_back(identity(r.getKind(), accType));
       }
     SmallVector<Value> accs =
-        rowLoop(inits, held, [&](Chunk &c, ValueRange in) {
+        rowLoop(split, inits, held, [&](Chunk &c, ValueRange in) {
           SmallVector<Value> next;
           for (auto [r, acc] : llvm::zip(phase, in))
             next.push_back(accumulate(r, c, acc));
@@ -499,7 +501,7 @@ void RowLowering::emitRereading() {
   for (LoadOp l : kernel.getBody().getOps<LoadOp>())
     if (isRowValue(l.getResult()))
       rowLoads.push_back(l);
-  rowLoop({}, rowLoads, [&](Chunk &c, ValueRange) {
+  rowLoop(split, {}, rowLoads, [&](Chunk &c, ValueRange) {
     emitStores(c);
     return SmallVector<Value>();
   });
@@ -585,8 +587,7 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
     int64_t shared = std::min<int64_t>(
         all, kRegistersPerSM / std::max(block, kMinResidentThreads));
     llvm::SetVector<LoadOp> held = rowLoadsHeld(k);
-    bool vectorized = llvm::all_of(
-        held, [](LoadOp l) { return l.getVectorWidth().value_or(1) > 1; });
+    bool vectorized = allVectorized(held.getArrayRef());
     // A vectorized re-reading row holds one loop trip's chunk: it keeps
     // kRereadResidentThreads per SM (measured with the cap at 128, 85 and
     // 64; 85 spills nowhere).

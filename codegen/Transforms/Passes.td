@@ -10,7 +10,9 @@ def KgenFastMath : Pass<"kgen-fast-math", "ModuleOp"> {
     Division of a row by a per-row scalar becomes multiplication by the
     scalar's reciprocal (computed once per row; a subnormal divisor is
     scaled first). In kernels whose float outputs are all 16-bit or fp8,
-    `math.exp` gets `fastmath<afn>` (lowered to ex2.approx of x * log2(e)).
+    `math.exp` gets `fastmath<afn>` (lowered to ex2.approx of x * log2(e))
+    and an element-wise f32 `x / y` becomes `x * (1 / y)` with the
+    reciprocal marked `afn` (rcp.approx.f32).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect"];

@@ -23,6 +23,13 @@ struct Chunk {
   DenseMap<Value, Value> memo; ///< row value -> its vector for this chunk
 };
 
+/// Whether every one of `loads` moves more than one element per access (the
+/// `_vec` variants; the `_any` fallback accesses elements one by one).
+inline bool allVectorized(ArrayRef<LoadOp> loads) {
+  return llvm::all_of(
+      loads, [](LoadOp l) { return l.getVectorWidth().value_or(1) > 1; });
+}
+
 class RowLowering {
 public:
   RowLowering(OpBuilder &b, KernelOp kernel, gpu::GPUFuncOp func);
@@ -62,7 +69,7 @@ private:
             ArrayRef<LoadOp> preload,
             function_ref<SmallVector<Value>(Chunk &, ValueRange)> body);
   SmallVector<Value>
-  rowLoop(ValueRange inits, ArrayRef<LoadOp> preload,
+  rowLoop(bool split, ValueRange inits, ArrayRef<LoadOp> preload,
           function_ref<SmallVector<Value>(Chunk &, ValueRange)> body);
   Value accumulate(ReduceOp r, Chunk &c, Value acc);
   void finish(ReduceOp r, Value acc);

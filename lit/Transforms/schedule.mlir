@@ -6,10 +6,13 @@
 // RUN: not kgen-opt %s --kgen-schedule="threads-per-row=512 rows-per-block=4" 2>&1 | FileCheck %s --check-prefix=BADBLOCK
 
 // A chunk is 16 bytes of the widest dtype a row access moves. Threads per
-// row: one per chunk up to 32 chunks; beyond, enough for about 4 chunks per
-// thread in kernels with reductions (2 in elementwise kernels), at least 32
-// and at most 1024. Rows per block fill 256 threads. The row is re-read when
-// a thread would hold more than 64 elements, or when the length is dynamic.
+// row: one per chunk up to 32 chunks; beyond, a power of two for about 4
+// chunks per thread in kernels with reductions (at most 256 threads, more
+// only when the row would not fit in registers; whole warps when they leave
+// fewer chunk slots idle), while elementwise kernels take one chunk per
+// thread and split long rows into tiles. Rows per block fill 256 threads.
+// The row is re-read when it does not fit in half of a thread's registers
+// (at most 128 elements), or when the length is dynamic.
 
 // bf16, 4096, with a reduction: 512 chunks of 8 -> 128 threads x 4 chunks
 // (32 elements), 2 rows per block.

@@ -106,9 +106,10 @@ TEST_P(Fp8Conversion, EveryBf16) {
       a.ptr = reinterpret_cast<const void *>(name == "x"   ? dx.ptr()
                                              : name == "y" ? dy.ptr()
                                                            : dw.ptr());
-    else if (pi.kind == KGEN_ARG_SCALAR)
+    else if (pi.kind == KGEN_ARG_SCALAR) {
+      ASSERT_TRUE(scalars.count(name)) << "unexpected spec param " << name;
       a.f = scalars.at(name);
-    else
+    } else
       a.i = Length;
     args.push_back(a);
   }
