@@ -445,11 +445,11 @@ SmallVector<Value> RowLowering::chunkLoop(
 /// (every thread's chunk in the row) without masks, then the step that
 /// crosses the end of the row, masked (none when the length is a known
 /// multiple of the step); else one loop, masked unless the length is a known
-/// multiple of the step. Masking every trip left dynamic rows at 52-88% of
-/// memcpy on an H100 where this reaches 70-93% (16384 rows, hidden 3584 to
-/// 14336; only 3584 lost, 84 -> 77% for rmsnorm); unrolling the whole steps 2
-/// or 4 times did no better overall (their registers cost short rows
-/// occupancy).
+/// multiple of the step. On eight dynamic shapes on an H100 (16384 rows,
+/// hidden 3584 to 14336), masking every trip gave 52-88% of memcpy (geomean
+/// 72%), the split 59-94% (geomean 79%; only rmsnorm at 3584 lost, 84 ->
+/// 77%); unrolling the whole steps 2 or 4 times did no better overall (their
+/// registers cost short rows occupancy).
 SmallVector<Value> RowLowering::rowLoop(
     bool split, ValueRange inits, ArrayRef<LoadOp> preload,
     function_ref<SmallVector<Value>(Chunk &, ValueRange)> body) {
