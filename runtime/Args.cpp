@@ -3,7 +3,9 @@
 #include "runtime/Args.h"
 
 #include <climits>
+#include <cstdlib>
 #include <cstring>
+#include <tuple>
 #include <type_traits>
 
 namespace kgen::rt {
@@ -66,6 +68,9 @@ public:
                       std::to_string(grid) +
                       " blocks, more than the grid limit of 2^31-1");
     out.gridX = static_cast<uint32_t>(grid);
+    const Variant &v = spec.variants[out.variant];
+    out.blockX = static_cast<uint32_t>(
+        v.heldChunks ? launchThreads(v, domainLength(out)) : v.block);
     return KGEN_OK;
   }
 
@@ -177,6 +182,16 @@ private:
     return KGEN_OK;
   }
 
+  /// The length of the row values (the spec's domain) for these dims;
+  /// INT64_MAX when it overflows.
+  int64_t domainLength(const BoundArgs &b) const {
+    int64_t len = spec.domain.scale;
+    if (spec.domain.dimParam >= 0 &&
+        __builtin_mul_overflow(len, b.integer[spec.domain.dimParam], &len))
+      len = INT64_MAX;
+    return len;
+  }
+
   /// Why variant `v` does not fit, or "" if it does.
   std::string rejectReason(const Variant &v, const BoundArgs &b) const {
     for (const auto &[param, bytes] : v.tensorAlign) {
@@ -192,13 +207,28 @@ private:
                " bytes is not a multiple of " + std::to_string(bytes);
     }
     if (v.exactDomain > 0) {
-      int64_t len = spec.domain.scale;
-      if (spec.domain.dimParam >= 0 &&
-          __builtin_mul_overflow(len, b.integer[spec.domain.dimParam], &len))
-        len = INT64_MAX;
+      int64_t len = domainLength(b);
       if (len != v.exactDomain)
         return "rows of " + std::to_string(len) + " elements, not " +
                std::to_string(v.exactDomain);
+    }
+    if (v.heldChunks > 0) {
+      int64_t len = domainLength(b);
+      if (len % v.chunkElements)
+        return "rows of " + std::to_string(len) +
+               " elements are not a whole number of " +
+               std::to_string(v.chunkElements) + "-element chunks";
+      int64_t threads = launchThreads(v, len);
+      if (threads > v.block)
+        return "rows of " + std::to_string(len) + " elements need more than " +
+               std::to_string(v.block) + " threads of " +
+               std::to_string(v.heldChunks) + " chunks";
+      // The kernel masks only each thread's last chunk.
+      if ((v.heldChunks - 1) * threads * v.chunkElements > len)
+        return "rows of " + std::to_string(len) + " elements do not fill " +
+               std::to_string(v.heldChunks - 1) + " of the " +
+               std::to_string(v.heldChunks) + " chunks of " +
+               std::to_string(threads) + " threads";
     }
     for (const auto &[param, multiple] : v.dimMultiple)
       if (b.integer[param] % multiple)
@@ -208,12 +238,33 @@ private:
     return "";
   }
 
+  /// Among the launch_threads variants from `first` on that fit, the one
+  /// whose threads leave the fewest chunk slots idle, then at most 256
+  /// threads (more rows per SM), then nearest 4 chunks a thread (what the
+  /// specialized kernels hold).
+  size_t bestHeld(size_t first, const BoundArgs &b) const {
+    int64_t len = domainLength(b);
+    auto key = [&](const Variant &v) {
+      int64_t threads = launchThreads(v, len);
+      return std::make_tuple(launchIdleSlots(v, len), threads > 256,
+                             std::abs(v.heldChunks - 4));
+    };
+    size_t best = first;
+    for (size_t v = first + 1; v < spec.variants.size(); ++v) {
+      const Variant &var = spec.variants[v];
+      if (var.heldChunks && rejectReason(var, b).empty() &&
+          key(var) < key(spec.variants[best]))
+        best = v;
+    }
+    return best;
+  }
+
   kgen_status selectVariant(BoundArgs &out) {
     std::string reasons;
     for (size_t v = 0; v < spec.variants.size(); ++v) {
       std::string why = rejectReason(spec.variants[v], out);
       if (why.empty()) {
-        out.variant = v;
+        out.variant = spec.variants[v].heldChunks ? bestHeld(v, out) : v;
         return KGEN_OK;
       }
       reasons +=

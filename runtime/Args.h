@@ -27,6 +27,7 @@ struct BoundArgs {
   int64_t rows = 0;
   size_t variant = 0;
   uint32_t gridX = 0;
+  uint32_t blockX = 0; // the variant's block, or the threads it takes here
 };
 
 /// Runs all launch checks. On failure returns the status and sets `err` to a

@@ -183,7 +183,7 @@ kgen_status launch(const kgen_kernel *kernel, const kgen_arg *args,
     CUlaunchConfig config{};
     config.gridDimX = bound.gridX;
     config.gridDimY = config.gridDimZ = 1;
-    config.blockDimX = variant.block;
+    config.blockDimX = bound.blockX;
     config.blockDimY = config.blockDimZ = 1;
     config.sharedMemBytes = variant.sharedBytes;
     config.hStream = static_cast<CUstream>(stream);
@@ -191,7 +191,7 @@ kgen_status launch(const kgen_kernel *kernel, const kgen_arg *args,
     config.numAttrs = 1;
     r = d->launchKernelEx(&config, fn, params.data(), nullptr);
   } else {
-    r = d->launchKernel(fn, bound.gridX, 1, 1, variant.block, 1, 1,
+    r = d->launchKernel(fn, bound.gridX, 1, 1, bound.blockX, 1, 1,
                         variant.sharedBytes, static_cast<CUstream>(stream),
                         params.data(), nullptr);
   }
@@ -199,7 +199,7 @@ kgen_status launch(const kgen_kernel *kernel, const kgen_arg *args,
     return fail(KGEN_ERROR_CUDA, prefix + d->errorText(r, "cuLaunchKernel") +
                                      " (entry '" + variant.entry + "', grid " +
                                      std::to_string(bound.gridX) + ", block " +
-                                     std::to_string(variant.block) + ", " +
+                                     std::to_string(bound.blockX) + ", " +
                                      std::to_string(variant.sharedBytes) +
                                      " bytes of shared memory)");
   return ok();

@@ -447,6 +447,19 @@ private:
       if (!spec.hasDomain)
         return r.fail(at, "'exact_domain' needs the spec's 'domain'");
     }
+    if (r.member(v, at, "launch_threads", /*required=*/false)) {
+      const Value *lt;
+      std::string ltAt = at + ".launch_threads";
+      if (!r.getObject(v, at, "launch_threads", lt) ||
+          !r.getInt(*lt, ltAt, "chunks", 1, 64, var.heldChunks) ||
+          !r.getInt(*lt, ltAt, "chunk_elements", 1, 64, var.chunkElements))
+        return false;
+      if (!spec.hasDomain)
+        return r.fail(at, "'launch_threads' needs the spec's 'domain'");
+      if (rowsPerBlock != 1 || tiles != 1 || block % 32)
+        return r.fail(at, "'launch_threads' needs rows_per_block = 1, "
+                          "tiles = 1 and a block of whole warps");
+    }
     var.block = static_cast<int>(block);
     var.rowsPerBlock = static_cast<int>(rowsPerBlock);
     var.sharedBytes = static_cast<int>(sharedBytes);
@@ -538,6 +551,16 @@ bool parseSpec(std::string_view text, Spec &out, std::string &err) {
   }
   out = Spec();
   return SpecParser(out, err).parse(root);
+}
+
+int64_t launchThreads(const Variant &v, int64_t length) {
+  auto ceilDiv = [](int64_t a, int64_t b) { return a / b + (a % b != 0); };
+  return 32 * ceilDiv(ceilDiv(length, v.chunkElements), 32 * v.heldChunks);
+}
+
+int64_t launchIdleSlots(const Variant &v, int64_t length) {
+  int64_t chunks = length / v.chunkElements + (length % v.chunkElements != 0);
+  return launchThreads(v, length) * v.heldChunks - chunks;
 }
 
 } // namespace kgen::rt

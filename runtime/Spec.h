@@ -73,7 +73,19 @@ struct Variant {
   std::vector<AbiSlot> abi;
   /// > 0: only for rows of exactly this many elements (Spec::domain).
   int64_t exactDomain = 0;
+  /// > 0: the row (Spec::domain, a whole number of chunks of chunkElements)
+  /// is held in up to this many chunks per thread; the launch takes the
+  /// fewest whole warps that hold it, at most `block` (see launchThreads).
+  int64_t heldChunks = 0;
+  int64_t chunkElements = 0;
 };
+
+/// Threads a launch_threads variant takes for rows of `length` elements:
+/// whole warps of `heldChunks` chunks each. May exceed v.block (the variant
+/// does not fit) or leave chunk slots idle (launchIdleSlots).
+int64_t launchThreads(const Variant &v, int64_t length);
+/// Chunk slots those threads leave idle.
+int64_t launchIdleSlots(const Variant &v, int64_t length);
 
 struct Spec {
   int version = 0;

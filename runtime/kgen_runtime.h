@@ -96,7 +96,8 @@ typedef struct {
 
 typedef struct {
   const char *entry;
-  int block;
+  int block; /* threads per block; the most, where the spec's launch_threads
+                lets the launch choose fewer */
   int rows_per_block;
   int shared_bytes;
 } kgen_variant_info;

@@ -42,7 +42,8 @@ Type mlir::kgen::getTensorElementType(Type t) {
 LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    int64_t vector, int64_t threadsPerRow,
                                    int64_t rowsPerBlock, int64_t chunks,
-                                   bool reread, int64_t tiles) {
+                                   bool reread, int64_t tiles,
+                                   bool launchThreads) {
   if (vector < 1 || vector > 16)
     return emitError() << "vector must be in [1, 16], got " << vector;
   if (threadsPerRow < 1 || threadsPerRow > 1024 ||
@@ -61,5 +62,11 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (tiles > 1 && (reread || chunks < 1))
     return emitError() << "tiles > 1 needs rows held in registers "
                           "(reread = false, chunks >= 1)";
+  if (launchThreads && (rowsPerBlock != 1 || threadsPerRow % 32 || tiles != 1 ||
+                        reread || chunks < 1))
+    return emitError() << "launchThreads needs one row per block held in "
+                          "registers (rows_per_block = 1, tiles = 1, "
+                          "reread = false, chunks >= 1) and threads_per_row "
+                          "a multiple of 32";
   return success();
 }

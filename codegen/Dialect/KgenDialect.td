@@ -60,16 +60,18 @@ def Kgen_ScheduleAttr : AttrDef<Kgen_Dialect, "Schedule"> {
     chunks. `rows_per_block`: rows a thread block works on. `chunks`: chunks
     per thread kept in registers. `reread`: reductions are done in separate
     passes that read the inputs again, instead of keeping the row in
-    registers; with a dynamic domain and `chunks` > 0 the kernel re-reads
-    only rows longer than `chunks` chunks per thread. `tiles` (kernels
-    without reductions only): a row is split over that many consecutive
-    blocks, each covering `chunks` chunks per thread, so that few rows still
-    fill the GPU.
+    registers. `tiles` (kernels without reductions only): a row is split
+    over that many consecutive blocks, each covering `chunks` chunks per
+    thread, so that few rows still fill the GPU. `launchThreads`: the
+    threads of a row (one row per block) are chosen at launch, whole warps
+    up to `threads_per_row`, so that a row of a length known only then is
+    held in `chunks` chunks per thread.
   }];
   let parameters = (ins "int64_t":$vector, "int64_t":$threadsPerRow,
                         "int64_t":$rowsPerBlock, "int64_t":$chunks,
                         "bool":$reread,
-                        DefaultValuedParameter<"int64_t", "1">:$tiles);
+                        DefaultValuedParameter<"int64_t", "1">:$tiles,
+                        DefaultValuedParameter<"bool", "false">:$launchThreads);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

@@ -115,6 +115,9 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
                                   {"reread", s.getReread()}}}};
     if (auto n = kop->getAttrOfType<IntegerAttr>(mlir::kgen::kExactDomainAttr))
       variant["exact_domain"] = n.getInt();
+    if (s.getLaunchThreads()) // "block" is then the most threads
+      variant["launch_threads"] = json::Object{
+          {"chunk_elements", s.getVector()}, {"chunks", s.getChunks()}};
     variants.push_back(std::move(variant));
   }
   json::Object spec{{"kgen_spec", 1},

@@ -56,8 +56,15 @@ void RowLowering::emitPrologue() {
     tileIndex = arith::RemUIOp::create(b, loc, bid, cIndex(tiles));
     bid = arith::DivUIOp::create(b, loc, bid, cIndex(tiles));
   }
-  lane = arith::RemUIOp::create(b, loc, tid, cIndex(tpr));
-  rowInBlock = arith::DivUIOp::create(b, loc, tid, cIndex(tpr));
+  if (sched.getLaunchThreads()) { // one row per block, as wide as launched
+    threads = gpu::BlockDimOp::create(b, loc, gpu::Dimension::x);
+    lane = tid;
+    rowInBlock = cIndex(0);
+  } else {
+    threads = cIndex(tpr);
+    lane = arith::RemUIOp::create(b, loc, tid, threads);
+    rowInBlock = arith::DivUIOp::create(b, loc, tid, threads);
+  }
   Value rawRow = toI64(arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, bid, cIndex(rpb)), rowInBlock));
   rowValid =
@@ -253,9 +260,26 @@ Chunk RowLowering::makeChunk(Value j, std::optional<int64_t> staticJ,
         arith::MulIOp::create(b, loc, tileIndex, cIndex(sched.getChunks())), j);
   c.e0 = arith::MulIOp::create(
       b, loc,
-      arith::AddIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, j, cIndex(tpr)), lane),
+      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, j, threads),
+                            lane),
       cIndex(vec));
+  if (sched.getLaunchThreads()) {
+    // The runtime launches at most nvec / (chunks - 1) threads, so every
+    // thread's chunks but the last lie in the row.
+    if (staticJ && *staticJ + 1 < sched.getChunks())
+      return c;
+    // The row is a whole number of chunks (the variant's assumption): the
+    // last chunk is in or out as a whole. Out, it reads chunk 0 instead, so
+    // that every load is issued unconditionally (all in flight together),
+    // and its value is masked out of reductions and stores.
+    c.fullCond =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c.e0, length);
+    c.e0 = arith::SelectOp::create(b, loc, c.fullCond, c.e0, cIndex(0));
+    c.mask = vector::BroadcastOp::create(
+        b, loc, mlir::VectorType::get({vec}, b.getI1Type()), c.fullCond);
+    c.wholeOrNone = true;
+    return c;
+  }
   // Every thread's chunk j lies inside the row, in every tile.
   int64_t lastTile = (tiles - 1) * sched.getChunks();
   if (staticJ && staticLength &&
@@ -316,7 +340,7 @@ static vector::CombiningKind combiningKind(ReduceKind k) {
 /// shuffles within a warp, then shared memory across the row's warps.
 Value RowLowering::crossThreadReduce(Value s, ReduceKind kind, int slot) {
   int64_t tpr = sched.getThreadsPerRow();
-  int64_t width = std::min<int64_t>(tpr, 32);
+  int64_t width = std::min<int64_t>(tpr, 32); // launched threads: whole warps
   Value w32 = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 32);
   for (int64_t off = width / 2; off >= 1; off /= 2) {
     Value o = arith::ConstantIntOp::create(b, loc, b.getI32Type(), off);
@@ -345,6 +369,26 @@ Value RowLowering::crossThreadReduce(Value s, ReduceKind kind, int slot) {
   gpu::BarrierOp::create(b, loc);
   // Every slot is written once per kernel, so no second barrier is needed
   // before the next reduction.
+  if (sched.getLaunchThreads()) {
+    // Up to `warps` slots, as many filled as warps were launched: lane i
+    // reads slot i (identity past the launched ones) and the lanes combine
+    // by shuffles, log2(warps) steps rather than a chain of `warps`.
+    Value launched = arith::DivUIOp::create(b, loc, threads, cIndex(32));
+    Value i = arith::RemUIOp::create(b, loc, lane, cIndex(warps));
+    Value x = memref::LoadOp::create(
+        b, loc, smem, ValueRange{arith::AddIOp::create(b, loc, slotBase, i)});
+    x = arith::SelectOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i, launched),
+        x, identity(kind, x.getType()));
+    for (int64_t off = warps / 2; off >= 1; off /= 2) {
+      Value o = arith::ConstantIntOp::create(b, loc, b.getI32Type(), off);
+      auto sh =
+          gpu::ShuffleOp::create(b, loc, x, o, w32, gpu::ShuffleMode::XOR);
+      x = combine(kind, x, sh.getShuffleResult());
+    }
+    return x;
+  }
   Value r;
   for (int64_t w = 0; w < warps; ++w) {
     Value x = memref::LoadOp::create(
@@ -522,6 +566,11 @@ LogicalResult RowLowering::run() {
     staticLength = n.getInt();
     length = cIndex(n.getInt());
   }
+  if (sched.getLaunchThreads() && knownDivisor(domain, kernel) % vec)
+    return kernel.emitOpError("holds rows over threads chosen at launch but "
+                              "its row length is not "
+                              "known to be a whole number of ")
+           << vec << "-element chunks (a kgen.divisibility of the dims)";
   StridePairs pairs = findStridePairs(kernel);
   for (auto [even, odd] : pairs.loads)
     if (even.getVectorWidth().value_or(1) > 1)
@@ -647,7 +696,11 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
                                b.getFunctionType(params, {}), workgroup);
     func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
     int32_t block = s.getThreadsPerRow() * s.getRowsPerBlock();
-    func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({block, 1, 1}));
+    if (s.getLaunchThreads()) // the most; the runtime picks fewer
+      func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
+                    b.getDenseI32ArrayAttr({block, 1, 1}));
+    else
+      func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({block, 1, 1}));
     func->setAttr("nvvm.maxnreg", b.getI32IntegerAttr(registerCap(k, s)));
     func->setAttr(kAbiAttr, b.getArrayAttr(abi));
     b.setInsertionPointToStart(&func.getBody().front());

@@ -30,6 +30,9 @@ inline constexpr llvm::StringLiteral kDivisibilityAttr = "kgen.divisibility";
 inline constexpr llvm::StringLiteral kVariantAttr = "kgen.variant";
 /// A dynamic-length variant for rows of exactly this many elements.
 inline constexpr llvm::StringLiteral kExactDomainAttr = "kgen.exact_domain";
+/// A dynamic-length variant that holds its row in this many chunks per
+/// thread, over whole warps the runtime chooses at launch.
+inline constexpr llvm::StringLiteral kHeldChunksAttr = "kgen.held_chunks";
 /// The gpu.func attribute listing its parameters for the spec.
 inline constexpr llvm::StringLiteral kAbiAttr = "kgen.abi";
 
@@ -37,6 +40,15 @@ inline constexpr llvm::StringLiteral kAbiAttr = "kgen.abi";
 /// kernel's reductions: those the reductions read (all row loads when the
 /// kernel has no reduction).
 llvm::SetVector<LoadOp> rowLoadsHeld(KernelOp kernel);
+
+/// Elements in a chunk, what a thread moves per access: 16 bytes of the
+/// widest dtype of the rows the row program streams.
+int64_t chunkVector(KernelOp kernel);
+
+/// The largest power of two known to divide `v`, an index value of `k`
+/// (kUnboundedDivisor for 0).
+int64_t knownDivisor(Value v, KernelOp k);
+inline constexpr int64_t kUnboundedDivisor = int64_t(1) << 30;
 
 /// Pairs of stride-2 views of one tensor whose starts differ by one
 /// (even, odd): together they cover a contiguous span (Pairs.cpp).

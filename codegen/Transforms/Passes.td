@@ -27,8 +27,11 @@ def KgenMakeVariants : Pass<"kgen-make-variants", "ModuleOp"> {
     specialization); the `_any` clone assumes only element alignment. A
     kernel of dynamic length also gets `_vec_nN` clones (`kgen.exact_domain`)
     for rows of exactly N elements (common hidden sizes), compiled like a
-    kernel specialized on N. The runtime launches the first
-    variant whose assumptions the arguments meet.
+    kernel specialized on N, and, when it reduces, `_vec_holdC` clones
+    (`kgen.held_chunks`) that hold a row of any length in C chunks per
+    thread over whole warps the runtime chooses at launch. The runtime
+    launches the first variant whose assumptions the arguments meet (the
+    best-fitting of the `_vec_holdC` ones).
   }];
   let dependentDialects = ["::mlir::kgen::KgenDialect"];
 }

@@ -3,7 +3,8 @@
 // A chunk access moves `vector_width` elements per instruction when the
 // alignment analysis allowed it. A chunk that may cross the end of the row
 // takes a per-element path instead, so no lane ever touches memory past the
-// row (the tail is correct for any length).
+// row (the tail is correct for any length); a chunk known to be wholly in or
+// out reads from inside the row either way and stores only when in.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Transforms/RowLowering.h"
@@ -78,7 +79,7 @@ Value RowLowering::loadChunk(LoadOp op, Chunk &c) {
     }
     return acc;
   };
-  if (!c.fullCond)
+  if (!c.fullCond || c.wholeOrNone)
     return checkGather(op, fullPath());
 
   auto ifOp = scf::IfOp::create(b, loc, TypeRange{vt}, c.fullCond, true);
@@ -173,7 +174,7 @@ std::pair<Value, Value> RowLowering::loadPair(LoadOp even, LoadOp odd,
             vector::ShuffleOp::create(b, loc, span, span, odds)};
   };
   std::pair<Value, Value> r;
-  if (!c.fullCond) {
+  if (!c.fullCond || c.wholeOrNone) {
     r = split(loadSpan(even, c));
   } else {
     auto ifOp = scf::IfOp::create(b, loc, TypeRange{vt, vt}, c.fullCond, true);
@@ -216,9 +217,12 @@ void RowLowering::storeChunk(StoreOp op, Value v, Chunk &c) {
   };
   if (!c.fullCond)
     return fullPath();
-  auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, c.fullCond, true);
+  auto ifOp =
+      scf::IfOp::create(b, loc, TypeRange{}, c.fullCond, !c.wholeOrNone);
   b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
   fullPath();
+  if (c.wholeOrNone)
+    return;
   b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
   storeElements(op, v, c);
 }
@@ -272,9 +276,12 @@ void RowLowering::storePair(StoreOp even, StoreOp odd, Value ve, Value vo,
   };
   if (!c.fullCond)
     return spanStore();
-  auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, c.fullCond, true);
+  auto ifOp =
+      scf::IfOp::create(b, loc, TypeRange{}, c.fullCond, !c.wholeOrNone);
   b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
   spanStore();
+  if (c.wholeOrNone)
+    return;
   b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
   storeElements(even, ve, c);
   storeElements(odd, vo, c);

@@ -1,7 +1,8 @@
-//===- RowLoads.cpp - Which row loads stay live across reductions ---------===//
+//===- RowLoads.cpp - What a thread's share of a row holds ----------------===//
 //
-// Shared by the schedule (to size a thread's share of the row) and the
-// lowering (to issue those loads first): a small analysis, one definition.
+// Shared by the variants and the schedule (to size a thread's share of the
+// row) and the lowering (to issue the held loads first): small analyses, one
+// definition each.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Transforms/Passes.h"
@@ -38,4 +39,33 @@ llvm::SetVector<LoadOp> mlir::kgen::rowLoadsHeld(KernelOp kernel) {
       work.push_back(o);
   }
   return held;
+}
+
+int64_t mlir::kgen::chunkVector(KernelOp kernel) {
+  auto bytes = [](Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; };
+  // A chunk is 16 bytes of the widest dtype a streamed row access moves:
+  // rows of the row program's own. Rows many programs share (weights,
+  // grouped rows, gathered table rows) come from cache and may take two
+  // accesses per chunk (rope's f32 cos/sin with bf16 q: 16-byte q accesses
+  // rather than 8).
+  int64_t widest = 0, widestShared = 1;
+  kernel.walk([&](Operation *op) {
+    Value v, tensor;
+    if (auto l = dyn_cast<LoadOp>(op)) {
+      v = l.getResult();
+      tensor = l.getSource();
+    } else if (auto s = dyn_cast<StoreOp>(op)) {
+      v = s.getValue();
+      tensor = s.getDest();
+    }
+    auto tt = v ? dyn_cast<RankedTensorType>(v.getType()) : nullptr;
+    if (!tt)
+      return;
+    bool shared = isa<ColumnVectorType>(tensor.getType()) ||
+                  tensor.getDefiningOp<GroupOp>() ||
+                  tensor.getDefiningOp<GatherOp>();
+    int64_t &w = shared ? widestShared : widest;
+    w = std::max<int64_t>(w, bytes(tt.getElementType()));
+  });
+  return 16 / (widest ? widest : widestShared);
 }

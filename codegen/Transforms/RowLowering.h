@@ -20,6 +20,9 @@ struct Chunk {
   Value e0;       ///< index of the chunk's first domain element
   Value fullCond; ///< i1: the whole chunk is inside the row; null: known so
   Value mask;     ///< vector<V x i1> of in-row elements; null when known full
+  /// The chunk is wholly in or out of the row (fullCond); e0 was moved to
+  /// chunk 0 when out, so its accesses need no per-element path.
+  bool wholeOrNone = false;
   DenseMap<Value, Value> memo; ///< row value -> its vector for this chunk
 };
 
@@ -98,6 +101,7 @@ public:
   DenseMap<Value, Value> gatherValid;
   DenseSet<Value> written; ///< tensor args some store writes
   Value lane, rowInBlock, row, rowValid, length;
+  Value threads;   ///< threads per row (index): the schedule's, or launched
   Value tileIndex; ///< this block's tile of its rows, when there are tiles
   std::optional<int64_t> staticLength;
   DenseMap<Value, int> levels;

@@ -33,8 +33,9 @@ constexpr int64_t kDynamicThreads = 256;
 // (rmsnorm 16384: 96.9% of memcpy at 256, 74% at 512, 68% at 1024): more rows
 // in flight per SM matter more than fewer chunks per thread.
 constexpr int64_t kMaxThreadsPerRow = 256;
-
-int64_t elementBytes(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
+// The most threads a row held over threads chosen at launch may take: a
+// block of 512 leaves each thread the 128 registers its chunks need.
+constexpr int64_t kMaxHeldThreads = 512;
 
 /// Splits a row of `nvec` chunks into tiles of `c` <= `target` chunks per
 /// thread over `tpr` threads (whole warps), wasting the fewest chunk slots:
@@ -103,31 +104,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
   }
 
   LogicalResult schedule(KernelOp k) {
-    // A chunk is 16 bytes of the widest dtype a streamed row access moves:
-    // rows of the row program's own. Rows many programs share (weights,
-    // grouped rows, gathered table rows) come from cache and may take two
-    // accesses per chunk (rope's f32 cos/sin with bf16 q: 16-byte q accesses
-    // rather than 8).
-    int64_t widest = 0, widestShared = 1;
-    k.walk([&](Operation *op) {
-      Value v, tensor;
-      if (auto l = dyn_cast<LoadOp>(op)) {
-        v = l.getResult();
-        tensor = l.getSource();
-      } else if (auto s = dyn_cast<StoreOp>(op)) {
-        v = s.getValue();
-        tensor = s.getDest();
-      }
-      auto tt = v ? dyn_cast<RankedTensorType>(v.getType()) : nullptr;
-      if (!tt)
-        return;
-      bool shared = isa<ColumnVectorType>(tensor.getType()) ||
-                    tensor.getDefiningOp<GroupOp>() ||
-                    tensor.getDefiningOp<GatherOp>();
-      int64_t &w = shared ? widestShared : widest;
-      w = std::max(w, elementBytes(tt.getElementType()));
-    });
-    int64_t vector = 16 / (widest ? widest : widestShared);
+    int64_t vector = chunkVector(k);
     // The row loads a thread holds across the reductions (the lowering
     // loads the others, weights say, after them).
     int64_t rowLoads = std::max<size_t>(rowLoadsHeld(k).size(), 1);
@@ -145,6 +122,16 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     auto variant = k->getAttrOfType<StringAttr>(kVariantAttr);
     bool rolledFallback = variant && variant.getValue() == "any" &&
                           !k.getBody().getOps<ReduceOp>().empty();
+    if (auto held = k->getAttrOfType<IntegerAttr>(kHeldChunksAttr)) {
+      auto attr = ScheduleAttr::getChecked(
+          [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
+          vector, kMaxHeldThreads, int64_t(1), held.getInt(), false, int64_t(1),
+          true);
+      if (!attr)
+        return failure();
+      k.setScheduleAttr(attr);
+      return success();
+    }
     if (!length || rolledFallback) {
       tpr = kDynamicThreads;
       reread = true;
@@ -182,7 +169,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
                                    : std::max<int64_t>(1, kTargetBlock / tpr);
         auto attr = ScheduleAttr::getChecked(
             [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
-            vector, tpr, rpb, c, false, tiles);
+            vector, tpr, rpb, c, false, tiles, false);
         if (!attr)
           return failure();
         k.setScheduleAttr(attr);
@@ -213,7 +200,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
         rowsPerBlock ? rowsPerBlock : std::max<int64_t>(1, kTargetBlock / tpr);
     auto attr = ScheduleAttr::getChecked(
         [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
-        vector, tpr, rpb, chunks, reread, int64_t(1));
+        vector, tpr, rpb, chunks, reread, int64_t(1), false);
     if (!attr)
       return failure();
     k.setScheduleAttr(attr);

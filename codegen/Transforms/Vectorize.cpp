@@ -23,29 +23,6 @@ using namespace mlir::kgen;
 
 namespace {
 
-constexpr int64_t kUnbounded = int64_t(1) << 30;
-
-/// The largest power of two known to divide `v` (an index value).
-int64_t knownDivisor(Value v, KernelOp k) {
-  if (std::optional<int64_t> c = getConstantIntValue(v))
-    return *c == 0 ? kUnbounded : int64_t(1) << llvm::countr_zero(uint64_t(*c));
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    if (auto d = k.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
-                                                 kDivisibilityAttr))
-      if (d.getInt() > 0) // only its power-of-two part survives sums
-        return int64_t(1) << llvm::countr_zero(uint64_t(d.getInt()));
-    return 1;
-  }
-  Operation *op = v.getDefiningOp();
-  if (auto add = dyn_cast<arith::AddIOp>(op))
-    return std::min(knownDivisor(add.getLhs(), k),
-                    knownDivisor(add.getRhs(), k));
-  if (auto mul = dyn_cast<arith::MulIOp>(op))
-    return std::min(kUnbounded, knownDivisor(mul.getLhs(), k) *
-                                    knownDivisor(mul.getRhs(), k));
-  return 1;
-}
-
 /// Bytes known to divide the address of every row a row program sees of
 /// `tensor` (an argument or a row map over arguments).
 int64_t alignOf(KernelOp k, Value tensor, int64_t bytes) {
@@ -63,7 +40,8 @@ int64_t alignOf(KernelOp k, Value tensor, int64_t bytes) {
     return alignOf(k, g.getTable(), bytes);
   auto h = cast<HeadsOp>(op);
   // A head starts h * length elements into its part's row.
-  int64_t align = std::min(kUnbounded, knownDivisor(h.getLength(), k) * bytes);
+  int64_t align =
+      std::min(kUnboundedDivisor, knownDivisor(h.getLength(), k) * bytes);
   for (Value p : h.getParts())
     align = std::gcd(align, alignOf(k, p, bytes));
   return align;
@@ -110,7 +88,8 @@ struct Vectorize : ::mlir::kgen::impl::KgenVectorizeBase<Vectorize> {
       return 1;
     int64_t bytes = (tt.getElementType().getIntOrFloatBitWidth() + 7) / 8;
     int64_t align = alignOf(k, tensor, bytes);
-    int64_t startAlign = std::min(kUnbounded, knownDivisor(start, k) * bytes);
+    int64_t startAlign =
+        std::min(kUnboundedDivisor, knownDivisor(start, k) * bytes);
     int64_t aligned = std::gcd(align, startAlign);
     int64_t w = std::max<int64_t>(1, aligned / bytes);
     w = int64_t(1) << llvm::Log2_64(uint64_t(w)); // power of two

@@ -513,3 +513,13 @@ kgen.kernel @gather_nested_table(%t: !kgen.rows<f32> {kgen.name = "t"},
   kgen.return
 }
 
+
+// -----
+
+// expected-error@+2 {{launchThreads needs one row per block held in registers (rows_per_block = 1, tiles = 1, reread = false, chunks >= 1) and threads_per_row a multiple of 32}}
+kgen.kernel @launch_threads_rows(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 64, rowsPerBlock = 2, chunks = 1, reread = false, launchThreads = true>} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}

@@ -395,3 +395,54 @@ kgen.kernel @softmax(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x
   kgen.store %ob, %y[%c0] {vector_width = 8 : i64} : tensor<?xbf16>, !kgen.rows<bf16>
   kgen.return
 }
+
+// -----
+
+// Threads chosen at launch (launchThreads): one row per block, as many
+// threads as gpu.block_dim says, each holding 2 chunks of 8. No known block
+// size, only the most (nvvm.maxntid). Chunk 0 of every thread is in the row;
+// the last chunk is whole or out (the length is a multiple of 16): out, it
+// reads chunk 0 instead, its values are masked out of the sum and its store
+// is skipped. The warps' partials (16 slots, the most warps) are combined by
+// lane i reading slot i, the identity past the launched warps, and 4
+// shuffles.
+// CHECK-LABEL: gpu.func @held(
+// CHECK-SAME: workgroup(%[[SMEM:.+]] : memref<16xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK-NOT: known_block_size
+// CHECK-SAME: nvvm.maxntid = array<i32: 512, 1, 1>
+// CHECK: %[[T:.+]] = gpu.block_dim x
+// CHECK: %[[IN:.+]] = arith.cmpi ult, %[[E1RAW:.+]], %{{.+}} : index
+// CHECK: %[[E1:.+]] = arith.select %[[IN]], %[[E1RAW]], %{{.+}} : index
+// CHECK-NEXT: %[[MASK:.+]] = vector.broadcast %[[IN]] : i1 to vector<8xi1>
+// CHECK: llvm.load %{{.+}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
+// CHECK: arith.addi %[[E1]]
+// CHECK: llvm.load %{{.+}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
+// CHECK-NOT: scf.if
+// CHECK: arith.select %[[MASK]]
+// CHECK: gpu.barrier
+// CHECK-NEXT: arith.constant 32 : index
+// CHECK-NEXT: %[[W:.+]] = arith.divui %[[T]], %{{.+}} : index
+// CHECK-NEXT: arith.constant 16 : index
+// CHECK-NEXT: %[[I:.+]] = arith.remui %{{.+}}, %{{.+}} : index
+// CHECK: memref.load %[[SMEM]]
+// CHECK: arith.cmpi ult, %[[I]], %[[W]] : index
+// CHECK-COUNT-4: gpu.shuffle xor
+// CHECK-NOT: gpu.shuffle
+// CHECK: llvm.store
+// CHECK: scf.if %[[IN]] {
+// CHECK: llvm.store
+kgen.kernel @held(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
+                  %y: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "y"},
+                  %d: index {kgen.divisibility = 16 : i64, kgen.name = "d"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 8, threadsPerRow = 512, rowsPerBlock = 1, chunks = 2, reread = false, launchThreads = true>} {
+  kgen.domain %d
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<?xbf16>
+  %f = arith.extf %a : tensor<?xbf16> to tensor<?xf32>
+  %s = kgen.reduce sum %f : tensor<?xf32> -> f32
+  %b = kgen.broadcast %s : f32 -> tensor<?xf32>
+  %g = arith.mulf %f, %b : tensor<?xf32>
+  %h = arith.truncf %g : tensor<?xf32> to tensor<?xbf16>
+  kgen.store %h, %y[%c0] {vector_width = 8 : i64} : tensor<?xbf16>, !kgen.rows<bf16>
+  kgen.return
+}

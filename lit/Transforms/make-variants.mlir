@@ -52,6 +52,36 @@ kgen.kernel @k(%x: !kgen.rows<bf16> {kgen.name = "x"},
   kgen.return
 }
 
+// A dynamic kernel that reduces also gets the variants that hold its row in
+// 2, 4 or 8 chunks per thread over threads chosen at launch, after the
+// exact-length ones: those whose held loads fit 64 elements a thread. Here
+// two bf16 row loads feed the reduction (16 elements a chunk): 2 and 4.
+// CHECK-LABEL: kgen.kernel @sumsq_vec_n16384(
+// CHECK-LABEL: kgen.kernel @sumsq_vec_hold2(
+// CHECK-SAME: index {kgen.divisibility = 16 : i64, kgen.name = "d"})
+// CHECK-SAME: attributes {dims = {}, kgen.held_chunks = 2 : i64, kgen.variant = "vec"}
+// CHECK-LABEL: kgen.kernel @sumsq_vec_hold4(
+// CHECK-SAME: kgen.held_chunks = 4 : i64
+// CHECK-NOT: hold8
+// CHECK-LABEL: kgen.kernel @sumsq_vec(
+// CHECK-NOT: held_chunks
+// CHECK-LABEL: kgen.kernel @sumsq_any(
+kgen.kernel @sumsq(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                   %r: !kgen.rows<bf16> {kgen.name = "r"},
+                   %s: !kgen.scalars<f32> {kgen.name = "s"},
+                   %d: index {kgen.name = "d"}) attributes {dims = {}} {
+  kgen.domain %d
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<?xbf16>
+  %b = kgen.load %r[%c0] : !kgen.rows<bf16> -> tensor<?xbf16>
+  %fa = arith.extf %a : tensor<?xbf16> to tensor<?xf32>
+  %fb = arith.extf %b : tensor<?xbf16> to tensor<?xf32>
+  %p = arith.mulf %fa, %fb : tensor<?xf32>
+  %t = kgen.reduce sum %p : tensor<?xf32> -> f32
+  kgen.store %t, %s : f32, !kgen.scalars<f32>
+  kgen.return
+}
+
 // A kernel that is already a variant is left alone: no renaming, no
 // assumptions, no clone.
 // CHECK-LABEL: kgen.kernel @done(

@@ -82,7 +82,8 @@ TEST_P(Ptxas, AssemblesWithoutSpills) {
     ASSERT_EQ(runPtxas(art.ptx, c.arch, log), 0) << log;
     // One "N bytes stack frame, N bytes spill stores, N bytes spill loads"
     // line per entry: _vec and _any, and for the dynamic kernel four
-    // exact-length _vec_nN too.
+    // exact-length _vec_nN too, and for one that reduces the _vec_holdC
+    // variants whose held chunks fit (kgen-make-variants).
     std::regex re(
         R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
     int entries = 0;
@@ -92,7 +93,15 @@ TEST_P(Ptxas, AssemblesWithoutSpills) {
       EXPECT_EQ((*it)[2], "0") << log;
       EXPECT_EQ((*it)[3], "0") << log;
     }
-    EXPECT_EQ(entries, dynamic ? 6 : 2) << log;
+    int held = 0;
+    for (int c : {2, 4, 8})
+      held += art.ptx.find(".entry k_vec_hold" + std::to_string(c) + "(") !=
+              std::string::npos;
+    bool reduces =
+        std::any_of(k.nodes.begin(), k.nodes.end(),
+                    [](const Node &n) { return n.kind == NodeKind::Reduce; });
+    EXPECT_EQ(held > 0, dynamic && reduces) << log;
+    EXPECT_EQ(entries, (dynamic ? 6 : 2) + held) << log;
   }
 }
 

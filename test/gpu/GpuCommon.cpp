@@ -138,6 +138,7 @@ RtKernel &RtKernel::operator=(RtKernel &&o) noexcept {
     dsl = std::move(o.dsl);
     variants = std::move(o.variants);
     dimMultiple = std::move(o.dimMultiple);
+    held = std::move(o.held);
     schedule = std::move(o.schedule);
     paramNames = std::move(o.paramNames);
     params = std::move(o.params);
@@ -303,14 +304,44 @@ bool loadKernel(const std::string &dir, const ManifestEntry &e, RtKernel &out,
               ", threads/row " + num(s, "threads_per_row") + ", chunks " +
               num(s, "chunks") + ", reread " + num(s, "reread");
     }
+    RtKernel::Held held;
+    if (vars && v < vars->array.size())
+      if (const rt::json::Value *lt = vars->array[v].find("launch_threads")) {
+        const rt::json::Value *c = lt->find("chunks");
+        const rt::json::Value *e = lt->find("chunk_elements");
+        const rt::json::Value *b = vars->array[v].find("block");
+        held = {c ? c->integer : 0, e ? e->integer : 0, b ? b->integer : 0};
+      }
     out.dimMultiple.push_back(mult);
     out.schedule.push_back(sched);
+    out.held.push_back(held);
   }
   if (out.variants.empty()) {
     err = e.name + ": the spec has no variants";
     return false;
   }
   return true;
+}
+
+std::optional<size_t> expectedHeld(const RtKernel &k, int64_t length) {
+  std::optional<size_t> best;
+  std::tuple<int64_t, bool, int64_t> bestKey;
+  for (size_t v = 0; v < k.held.size(); ++v) {
+    const RtKernel::Held &h = k.held[v];
+    if (h.chunks <= 0 || length % h.chunkElements)
+      continue;
+    int64_t nvec = length / h.chunkElements;
+    int64_t threads = 32 * ((nvec + 32 * h.chunks - 1) / (32 * h.chunks));
+    if (threads > h.maxThreads || (h.chunks - 1) * threads > nvec)
+      continue;
+    auto key = std::make_tuple(threads * h.chunks - nvec, threads > 256,
+                               std::abs(h.chunks - 4));
+    if (!best || key < bestKey) {
+      best = v;
+      bestKey = key;
+    }
+  }
+  return best;
 }
 
 kgen_dtype toKgen(DType t) {

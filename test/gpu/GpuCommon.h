@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,12 @@ struct RtKernel {
   /// text of its schedule ("block 256, rows/block 1, vector 8, ...").
   std::vector<std::vector<std::pair<std::string, int64_t>>> dimMultiple;
   std::vector<std::string> schedule;
+  /// Per variant: the spec's launch_threads (chunks, chunk_elements) and its
+  /// block, the most threads it may take; chunks = 0 without.
+  struct Held {
+    int64_t chunks = 0, chunkElements = 0, maxThreads = 0;
+  };
+  std::vector<Held> held;
   std::vector<std::string> paramNames; ///< spec param order
   std::vector<kgen_param_info> params;
   bool abiPatched = false; ///< the spec's abi lists were empty (see .cpp)
@@ -81,6 +88,13 @@ struct RtKernel {
 /// slots.
 bool loadKernel(const std::string &dir, const ManifestEntry &e, RtKernel &out,
                 std::string &err);
+
+/// The `_vec_holdC` variant of `k` the runtime should pick for rows of
+/// `length` elements (aligned arguments assumed), restated from the spec's
+/// rule: among those within their most threads whose chunks but the last
+/// all lie in the row, the fewest idle chunk slots, then at most 256
+/// threads, then C nearest 4. Nothing when none fits.
+std::optional<size_t> expectedHeld(const RtKernel &k, int64_t length);
 
 kgen_dtype toKgen(DType t);
 

@@ -55,6 +55,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -694,13 +695,20 @@ void KernelGroupTest::runShape(const RtKernel *kernels[2], int64_t rows,
       if (name == op->mainDim && m > 0 && L % m)
         dimsOk = false;
     // Aligned: the exact-length variant ("_vec_nN", N == L) if there is one,
+    // else the "_vec_holdC" variant the spec's rule picks (expectedHeld),
     // else "_vec". Otherwise the fallback, last.
     size_t expected = last;
+    std::optional<size_t> held = expectedHeld(*k, L);
     if (rowsAligned && dimsOk) {
       for (size_t v = 0; v < k->variants.size(); ++v) {
         const std::string &name = k->variants[v];
         size_t at = name.rfind("_vec_n");
-        if (at != std::string::npos) {
+        if (k->held[v].chunks > 0) {
+          if (held) {
+            expected = *held;
+            break;
+          }
+        } else if (at != std::string::npos) {
           if (std::stoll(name.substr(at + 6)) == L) {
             expected = v;
             break;

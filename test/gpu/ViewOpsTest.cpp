@@ -381,6 +381,11 @@ size_t expectedVariant(const RtKernel &k, const Case &c, bool isAligned,
       fits &= c.dims.count(dim) && c.dims.at(dim) % m == 0;
     if (fits && name.compare(at, 6, "_vec_n") == 0)
       fits = std::stoll(name.substr(at + 6)) == domain;
+    if (fits && k.held[v].chunks > 0) { // the best of the held variants
+      if (std::optional<size_t> held = expectedHeld(k, domain))
+        return *held;
+      fits = false;
+    }
     if (fits)
       return v;
   }

@@ -335,3 +335,105 @@ TEST(ArgsDomain, ExactDomainNeedsADomain) {
   EXPECT_THAT(kgen::rt::lastError(),
               ::testing::HasSubstr("'exact_domain' needs the spec's 'domain'"));
 }
+
+namespace {
+
+/// RmsnormSpec with a domain and, before its two variants, held variants of
+/// 2, 4 and 8 chunks of 8 elements over at most 512 threads.
+std::string heldSpec() {
+  std::string spec = replaced(RmsnormSpec, R"("dims": {},)",
+                              R"("dims": {}, "domain": "hidden",)");
+  std::string held;
+  for (int c : {2, 4, 8})
+    held += R"({"entry": "rmsnorm_bf16_v8", "block": 512, "rows_per_block": 1,
+       "launch_threads": {"chunks": )" +
+            std::to_string(c) + R"(, "chunk_elements": 8},
+       "tensor_align": {"x": 16, "weight": 16, "y": 16},
+       "dim_multiple": {"hidden": 16},
+       "abi": ["ptr:x", "ptr:weight", "ptr:y", "stride:x", "stride:y",
+               "scalar:eps", "dim:hidden", "rows"]},)";
+  return replaced(spec, R"("variants": [)", R"("variants": [)" + held);
+}
+
+/// (variant, block) the runtime picks for rows of `hidden` elements.
+std::pair<size_t, uint32_t> pickHeld(int64_t hidden) {
+  kgen::rt::Spec spec;
+  std::string err;
+  EXPECT_TRUE(kgen::rt::parseSpec(heldSpec(), spec, err)) << err;
+  RmsnormArgs a(addr(0x10000), addr(0x20000), addr(0x30000), hidden);
+  kgen::rt::BoundArgs out;
+  EXPECT_EQ(kgen::rt::bindArgs(spec, a.args, 5, 4, out, err), KGEN_OK) << err;
+  return {out.variant, out.blockX};
+}
+
+} // namespace
+
+TEST(ArgsHeld, FewestIdleChunkSlotsThenAtMost256ThreadsThenFourChunks) {
+  // 3584 = 448 chunks: 224 threads of 2 leave none idle; 4 or 8 chunks over
+  // 128 or 64 threads leave 64.
+  EXPECT_EQ(pickHeld(3584), std::make_pair(size_t(0), uint32_t(224)));
+  // 11008 = 1376 chunks: 2 would take 704 threads (> 512); 352 x 4 leaves
+  // 32 idle, 192 x 8 leaves 160.
+  EXPECT_EQ(pickHeld(11008), std::make_pair(size_t(1), uint32_t(352)));
+  // 4096 = 512 chunks: none idle at 256 x 2, 128 x 4 and 64 x 8: 4 chunks.
+  EXPECT_EQ(pickHeld(4096), std::make_pair(size_t(1), uint32_t(128)));
+  // 14336 = 1792 chunks: 448 x 4 and 224 x 8 leave none; 224 is <= 256.
+  EXPECT_EQ(pickHeld(14336), std::make_pair(size_t(2), uint32_t(224)));
+  // 32768 = 4096 chunks: only 512 x 8 holds it.
+  EXPECT_EQ(pickHeld(32768), std::make_pair(size_t(2), uint32_t(512)));
+  // 32784: past every held variant: the plain aligned one (block 128).
+  EXPECT_EQ(pickHeld(32784), std::make_pair(size_t(3), uint32_t(128)));
+}
+
+TEST(ArgsHeld, EveryChunkButTheLastIsInTheRow) {
+  // 176 = 22 chunks: every held variant would take 32 threads, whose first
+  // chunks alone (32) overrun the row; the kernel masks only a thread's last
+  // chunk, so each is refused and the plain variant takes the rows.
+  kgen::rt::Spec spec;
+  std::string err;
+  ASSERT_TRUE(kgen::rt::parseSpec(heldSpec(), spec, err)) << err;
+  EXPECT_EQ(kgen::rt::launchThreads(spec.variants[0], 176), 32);
+  EXPECT_EQ(pickHeld(176), std::make_pair(size_t(3), uint32_t(128)));
+  // 1024 = 128 chunks: 64 x 2 and 32 x 4 fill every chunk.
+  EXPECT_EQ(pickHeld(1024), std::make_pair(size_t(1), uint32_t(32)));
+}
+
+TEST(ArgsHeld, RejectionsSayWhy) {
+  std::string spec = heldSpec();
+  // Only the held variants: each says why rows of 176 elements do not fit.
+  spec = spec.substr(
+      0, spec.rfind(R"({"entry": "rmsnorm_bf16_v8", "block": 128)"));
+  spec = spec.substr(0, spec.rfind(',')) + "]}";
+  kgen::rt::Kernel kernel;
+  ASSERT_EQ(kernel.create(RmsnormPtx, spec), KGEN_OK) << kgen::rt::lastError();
+  RmsnormArgs a(addr(0x10000), addr(0x20000), addr(0x30000), 176);
+  size_t variant = 99;
+  EXPECT_EQ(kernel.selectVariant(a.args, 4, variant), KGEN_ERROR_MISALIGNED);
+  EXPECT_THAT(kgen::rt::lastError(),
+              HasSubstr("rows of 176 elements do not fill 7 of the 8 chunks "
+                        "of 32 threads"));
+  RmsnormArgs big(addr(0x10000), addr(0x20000), addr(0x30000), 65536);
+  EXPECT_EQ(kernel.selectVariant(big.args, 4, variant), KGEN_ERROR_MISALIGNED);
+  EXPECT_THAT(kgen::rt::lastError(),
+              HasSubstr("rows of 65536 elements need more than 512 threads "
+                        "of 8 chunks"));
+}
+
+TEST(ArgsHeld, SpecNeedsDomainAndOneRowPerBlock) {
+  std::string held = heldSpec();
+  kgen::rt::Kernel kernel;
+  EXPECT_EQ(
+      kernel.create(RmsnormPtx, replaced(held, R"("domain": "hidden",)", "")),
+      KGEN_ERROR_INVALID_SPEC);
+  EXPECT_THAT(kgen::rt::lastError(),
+              HasSubstr("'launch_threads' needs the spec's 'domain'"));
+  EXPECT_EQ(kernel.create(RmsnormPtx,
+                          replaced(held, R"("block": 512, "rows_per_block": 1)",
+                                   R"("block": 512, "rows_per_block": 2)")),
+            KGEN_ERROR_INVALID_SPEC);
+  EXPECT_THAT(kgen::rt::lastError(),
+              HasSubstr("'launch_threads' needs rows_per_block = 1"));
+  EXPECT_EQ(kernel.create(RmsnormPtx, replaced(held, R"("chunk_elements": 8)",
+                                               R"("chunk_elements": 0)")),
+            KGEN_ERROR_INVALID_SPEC);
+}

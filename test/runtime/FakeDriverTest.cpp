@@ -95,6 +95,26 @@ TEST_F(FakeDriver, PacksTheAbiAndGrid) {
                                     bits(1e-6f), 4096u, 7u));
 }
 
+TEST_F(FakeDriver, HeldVariantLaunchesTheThreadsItChose) {
+  // The first variant holds rows of up to 512 x 4 chunks of 8 elements in
+  // whole warps chosen at launch.
+  std::string spec = replaced(RmsnormSpec, R"("dims": {},)",
+                              R"("dims": {}, "domain": "hidden",)");
+  spec = replaced(spec, R"("block": 128, "rows_per_block": 1,)",
+                  R"("block": 512, "rows_per_block": 1,
+                     "launch_threads": {"chunks": 4, "chunk_elements": 8},)");
+  kgen::rt::Kernel k;
+  ASSERT_EQ(k.create(ptx, spec), KGEN_OK) << kgen::rt::lastError();
+  RmsnormArgs a(reinterpret_cast<const void *>(0x10000),
+                reinterpret_cast<const void *>(0x20000),
+                reinterpret_cast<const void *>(0x30000), 11008);
+  ASSERT_EQ(k.launch(a.args, 3), KGEN_OK) << kgen::rt::lastError();
+  ASSERT_EQ(fake->launches.size(), 1u);
+  EXPECT_EQ(fake->launches[0].entry, "rmsnorm_bf16_v8");
+  EXPECT_THAT(fake->launches[0].grid, ElementsAre(3u, 1u, 1u));
+  EXPECT_THAT(fake->launches[0].block, ElementsAre(352u, 1u, 1u));
+}
+
 TEST_F(FakeDriver, FallbackVariantAndCaches) {
   kgen::rt::Kernel k;
   ASSERT_EQ(k.create(ptx, RmsnormSpec), KGEN_OK);
