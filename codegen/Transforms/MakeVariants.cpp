@@ -62,9 +62,8 @@ void assume(KernelOp k, int64_t align, int64_t divisor) {
 }
 
 // Row lengths for which a dynamic-length kernel gets a variant compiled as if
-// specialized on that length (the common hidden sizes). The held variants
-// below match them within 2% at these lengths on an H200 but for one
-// (rmsnorm_quant_dynamic at 16384: 54% of memcpy against 87%).
+// specialized on that length (the common hidden sizes), unless the held
+// variants below cover it as well.
 constexpr int64_t kExactLengths[] = {2048, 4096, 8192, 16384};
 
 // Chunks per thread of the variants that hold a row of any length in
@@ -73,6 +72,8 @@ constexpr int64_t kExactLengths[] = {2048, 4096, 8192, 16384};
 // thread may hold: half the 128 registers a block of 512 threads leaves.
 constexpr int64_t kHeldChunks[] = {2, 4, 8};
 constexpr int64_t kMaxHeldElements = 64;
+// Threads up to which a held variant runs as fast as an exact-length one.
+constexpr int64_t kHeldThreadsAsGood = 256;
 
 /// Whether a `_vec` clone may hold its rows in `chunks` chunks per thread:
 /// it reduces (else nothing is held), the held loads fit, and rows are a
@@ -96,24 +97,34 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
       StringRef name = k.getSymName();
       bool dynamic = !getConstantIntValue(k.getDomainOp().getLength());
       if (dynamic) {
+        // Which held variants fit (their assumptions are the _vec ones).
+        SmallVector<int64_t> held;
+        auto probe = cast<KernelOp>(b.clone(*k));
+        assume(probe, 16, 16);
+        for (int64_t c : kHeldChunks)
+          if (canHold(probe, c))
+            held.push_back(c);
+        probe.erase();
+        int64_t vec = chunkVector(k);
         // Before the others: the runtime takes the first variant that fits.
         for (int64_t n : kExactLengths) {
+          // The held variants do as well where they take at most 256
+          // threads (within 2% on an H200; the one loss, 54% of memcpy
+          // against 87%, was at 512 threads x 4 chunks).
+          if (!held.empty() && n <= kHeldThreadsAsGood * vec * held.back())
+            continue;
           auto exact = cast<KernelOp>(b.clone(*k));
           exact.setSymName((name + "_vec_n" + Twine(n)).str());
           assume(exact, 16, 16);
           exact->setAttr(kVariantAttr, b.getStringAttr("vec"));
           exact->setAttr(kExactDomainAttr, b.getI64IntegerAttr(n));
         }
-        for (int64_t c : kHeldChunks) {
-          auto held = cast<KernelOp>(b.clone(*k));
-          assume(held, 16, 16);
-          if (!canHold(held, c)) {
-            held.erase();
-            continue;
-          }
-          held.setSymName((name + "_vec_hold" + Twine(c)).str());
-          held->setAttr(kVariantAttr, b.getStringAttr("vec"));
-          held->setAttr(kHeldChunksAttr, b.getI64IntegerAttr(c));
+        for (int64_t c : held) {
+          auto clone = cast<KernelOp>(b.clone(*k));
+          assume(clone, 16, 16);
+          clone.setSymName((name + "_vec_hold" + Twine(c)).str());
+          clone->setAttr(kVariantAttr, b.getStringAttr("vec"));
+          clone->setAttr(kHeldChunksAttr, b.getI64IntegerAttr(c));
         }
       }
       b.setInsertionPointAfter(k);

@@ -81,9 +81,10 @@ TEST_P(Ptxas, AssemblesWithoutSpills) {
     std::string log;
     ASSERT_EQ(runPtxas(art.ptx, c.arch, log), 0) << log;
     // One "N bytes stack frame, N bytes spill stores, N bytes spill loads"
-    // line per entry: _vec and _any, and for the dynamic kernel four
-    // exact-length _vec_nN too, and for one that reduces the _vec_holdC
-    // variants whose held chunks fit (kgen-make-variants).
+    // line per entry: _vec and _any, and for the dynamic kernel the
+    // exact-length _vec_nN (all four, or for one that reduces those its
+    // _vec_holdC variants do not cover) and the _vec_holdC whose held
+    // chunks fit (kgen-make-variants).
     std::regex re(
         R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
     int entries = 0;
@@ -93,15 +94,20 @@ TEST_P(Ptxas, AssemblesWithoutSpills) {
       EXPECT_EQ((*it)[2], "0") << log;
       EXPECT_EQ((*it)[3], "0") << log;
     }
-    int held = 0;
+    int held = 0, exact = 0;
     for (int c : {2, 4, 8})
       held += art.ptx.find(".entry k_vec_hold" + std::to_string(c) + "(") !=
               std::string::npos;
+    for (int n : {2048, 4096, 8192, 16384})
+      exact += art.ptx.find(".entry k_vec_n" + std::to_string(n) + "(") !=
+               std::string::npos;
     bool reduces =
         std::any_of(k.nodes.begin(), k.nodes.end(),
                     [](const Node &n) { return n.kind == NodeKind::Reduce; });
     EXPECT_EQ(held > 0, dynamic && reduces) << log;
-    EXPECT_EQ(entries, (dynamic ? 6 : 2) + held) << log;
+    if (dynamic && !reduces)
+      EXPECT_EQ(exact, 4) << log;
+    EXPECT_EQ(entries, 2 + exact + held) << log;
   }
 }
 
