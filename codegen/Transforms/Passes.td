@@ -72,7 +72,9 @@ def KgenLowerToGPU : Pass<"kgen-lower-to-gpu", "ModuleOp"> {
     row handles chunks i, i + threads_per_row, ... of the row; loads and
     stores become `llvm.load`/`llvm.store` of `vector_width` elements (with a
     masked tail); reductions are per-thread, then warp shuffles, then shared
-    memory across the warps of a row. Parameters are raw pointers, row
+    memory across the warps of a row. A `launchThreads` schedule takes its
+    threads from the launched block (`nvvm.maxntid` bounds them) and masks
+    each thread's last chunk as a whole. Parameters are raw pointers, row
     strides (elements), scalars, dynamic dims and the row count; the order is
     recorded in the `kgen.abi` attribute for the spec.
   }];
