@@ -192,50 +192,73 @@ private:
     return len;
   }
 
-  /// Why variant `v` does not fit, or "" if it does.
-  std::string rejectReason(const Variant &v, const BoundArgs &b) const {
+  /// Whether variant `v` fits; if not and `why` is given, says why. The
+  /// message is built only then: a launch checks every variant before the
+  /// one it takes.
+  bool fits(const Variant &v, const BoundArgs &b,
+            std::string *why = nullptr) const {
+    auto reject = [&](auto &&text) {
+      if (why)
+        *why = text();
+      return false;
+    };
     for (const auto &[param, bytes] : v.tensorAlign) {
       const Param &p = spec.params[param];
       if (b.ptr[param] % bytes)
-        return "'" + p.name + "' pointer " + hexAddress(b.ptr[param]) +
-               " is not " + std::to_string(bytes) + "-byte aligned";
+        return reject([&] {
+          return "'" + p.name + "' pointer " + hexAddress(b.ptr[param]) +
+                 " is not " + std::to_string(bytes) + "-byte aligned";
+        });
       // Only [rows, n] tensors step by a row stride; a vector's "stride" is
       // its length and says nothing about alignment.
       int64_t strideBytes = b.stride[param] * dtypeSize(p.dtype);
       if (p.access == Param::Access::Rows && strideBytes % bytes)
-        return "'" + p.name + "' row stride of " + std::to_string(strideBytes) +
-               " bytes is not a multiple of " + std::to_string(bytes);
+        return reject([&] {
+          return "'" + p.name + "' row stride of " +
+                 std::to_string(strideBytes) + " bytes is not a multiple of " +
+                 std::to_string(bytes);
+        });
     }
     if (v.exactDomain > 0) {
       int64_t len = domainLength(b);
       if (len != v.exactDomain)
-        return "rows of " + std::to_string(len) + " elements, not " +
-               std::to_string(v.exactDomain);
+        return reject([&] {
+          return "rows of " + std::to_string(len) + " elements, not " +
+                 std::to_string(v.exactDomain);
+        });
     }
     if (v.heldChunks > 0) {
       int64_t len = domainLength(b);
       if (len % v.chunkElements)
-        return "rows of " + std::to_string(len) +
-               " elements are not a whole number of " +
-               std::to_string(v.chunkElements) + "-element chunks";
+        return reject([&] {
+          return "rows of " + std::to_string(len) +
+                 " elements are not a whole number of " +
+                 std::to_string(v.chunkElements) + "-element chunks";
+        });
       int64_t threads = launchThreads(v, len);
       if (threads > v.block)
-        return "rows of " + std::to_string(len) + " elements need more than " +
-               std::to_string(v.block) + " threads of " +
-               std::to_string(v.heldChunks) + " chunks";
+        return reject([&] {
+          return "rows of " + std::to_string(len) +
+                 " elements need more than " + std::to_string(v.block) +
+                 " threads of " + std::to_string(v.heldChunks) + " chunks";
+        });
       // The kernel masks only each thread's last chunk.
       if ((v.heldChunks - 1) * threads * v.chunkElements > len)
-        return "rows of " + std::to_string(len) + " elements do not fill " +
-               std::to_string(v.heldChunks - 1) + " of the " +
-               std::to_string(v.heldChunks) + " chunks of " +
-               std::to_string(threads) + " threads";
+        return reject([&] {
+          return "rows of " + std::to_string(len) + " elements do not fill " +
+                 std::to_string(v.heldChunks - 1) + " of the " +
+                 std::to_string(v.heldChunks) + " chunks of " +
+                 std::to_string(threads) + " threads";
+        });
     }
     for (const auto &[param, multiple] : v.dimMultiple)
       if (b.integer[param] % multiple)
-        return "dim '" + spec.params[param].name +
-               "' = " + std::to_string(b.integer[param]) +
-               " is not a multiple of " + std::to_string(multiple);
-    return "";
+        return reject([&] {
+          return "dim '" + spec.params[param].name +
+                 "' = " + std::to_string(b.integer[param]) +
+                 " is not a multiple of " + std::to_string(multiple);
+        });
+    return true;
   }
 
   /// Among the launch_threads variants from `first` on that fit, the one
@@ -252,23 +275,23 @@ private:
     size_t best = first;
     for (size_t v = first + 1; v < spec.variants.size(); ++v) {
       const Variant &var = spec.variants[v];
-      if (var.heldChunks && rejectReason(var, b).empty() &&
-          key(var) < key(spec.variants[best]))
+      if (var.heldChunks && fits(var, b) && key(var) < key(spec.variants[best]))
         best = v;
     }
     return best;
   }
 
   kgen_status selectVariant(BoundArgs &out) {
-    std::string reasons;
-    for (size_t v = 0; v < spec.variants.size(); ++v) {
-      std::string why = rejectReason(spec.variants[v], out);
-      if (why.empty()) {
+    for (size_t v = 0; v < spec.variants.size(); ++v)
+      if (fits(spec.variants[v], out)) {
         out.variant = spec.variants[v].heldChunks ? bestHeld(v, out) : v;
         return KGEN_OK;
       }
-      reasons +=
-          (reasons.empty() ? "" : "; ") + spec.variants[v].entry + ": " + why;
+    std::string reasons;
+    for (const Variant &v : spec.variants) {
+      std::string why;
+      fits(v, out, &why);
+      reasons += (reasons.empty() ? "" : "; ") + v.entry + ": " + why;
     }
     return fail(KGEN_ERROR_MISALIGNED,
                 "no variant accepts these arguments (" + reasons + ")");
