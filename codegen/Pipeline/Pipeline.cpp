@@ -59,6 +59,12 @@ const Arch *findArch(const std::string &name) {
 
 struct Compiler::Impl {
   MLIRContext ctx;
+  /// Pass pipelines by stage and options. A pass manager builds its pattern
+  /// sets (canonicalizer, conversions) on its first run: reusing it saved a
+  /// tenth of a small kernel's compile.
+  std::map<std::string, std::unique_ptr<PassManager>> pipelines;
+  /// Per toolkit path (the one option the emitter keeps).
+  std::unique_ptr<PtxEmitter> emitter;
   Impl() : ctx(makeRegistry()) {
     ctx.disableMultithreading(); // kernels are tiny: threads only cost
     ctx.loadAllAvailableDialects();
@@ -119,23 +125,41 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
     return fail("import");
   std::string imported = print(*module);
 
-  auto run = [&](OwningOpRef<ModuleOp> &m, auto populate) {
-    PassManager pm(&ctx);
-    // Verifying after every pass cost a third of the MLIR stages: once per
-    // stage, unless debugging.
-    pm.enableVerifier(opts.debugIR);
+  // `key` names the stage and every option its passes take.
+  auto run = [&](OwningOpRef<ModuleOp> &m, const std::string &key,
+                 auto populate) {
+    auto build = [&] {
+      auto pm = std::make_unique<PassManager>(&ctx);
+      // Verifying after every pass cost a third of the MLIR stages: once per
+      // stage, unless debugging.
+      pm->enableVerifier(opts.debugIR);
+      if (opts.debugIR) {
+        pm->enableIRPrinting();
+        pm->enableTiming();
+      }
+      populate(*pm);
+      return pm;
+    };
+    std::unique_ptr<PassManager> fresh;
+    PassManager *pm;
     if (opts.debugIR) {
-      pm.enableIRPrinting();
-      pm.enableTiming();
+      fresh = build();
+      pm = fresh.get();
+    } else {
+      std::unique_ptr<PassManager> &slot = impl->pipelines[key];
+      if (!slot)
+        slot = build();
+      pm = slot.get();
     }
-    populate(pm);
-    if (failed(pm.run(*m)))
+    if (failed(pm->run(*m)))
       return failure();
     return verify(*m);
   };
 
   // Stage kgen.
-  if (failed(run(module, [&](PassManager &pm) {
+  std::string kgenKey = "kgen|" + std::to_string(opts.threadsPerRow) + "|" +
+                        std::to_string(opts.rowsPerBlock);
+  if (failed(run(module, kgenKey, [&](PassManager &pm) {
         pm.addPass(mlir::kgen::createKgenFastMath());
         pm.addPass(mlir::kgen::createKgenMakeVariants());
         mlir::kgen::KgenScheduleOptions so;
@@ -153,7 +177,8 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
 
   // Stage gpu.
   if (last >= Stage::Gpu) {
-    if (failed(run(module, [&](PassManager &pm) {
+    std::string key = "gpu|" + std::to_string(arch->fp8Convert);
+    if (failed(run(module, key, [&](PassManager &pm) {
           pm.addPass(mlir::kgen::createKgenLowerToGPU());
           mlir::kgen::KgenExpandFP8Options fp8;
           fp8.native = arch->fp8Convert;
@@ -168,7 +193,7 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
   }
   // Stage llvm.
   if (last >= Stage::Llvm) {
-    if (failed(run(module, [&](PassManager &pm) {
+    if (failed(run(module, "llvm|" + arch->name, [&](PassManager &pm) {
           GpuNVVMAttachTargetOptions t;
           t.chip = arch->name;
           t.features = "+ptx" + std::to_string(arch->ptxVersion);
@@ -189,8 +214,10 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
   // Stage ptx and spec.
   if (last >= Stage::Ptx) {
     std::string emitError;
+    if (!impl->emitter || impl->emitter->toolkit() != opts.cudaPath)
+      impl->emitter = std::make_unique<PtxEmitter>(opts.cudaPath);
     for (auto gm : module->getOps<gpu::GPUModuleOp>())
-      if (!emitPTX(gm, *arch, opts.cudaPath, out.ptx, emitError))
+      if (!impl->emitter->emit(gm, *arch, out.ptx, emitError))
         return fail(("stage ptx: " + emitError).c_str());
     if (out.ptx.empty())
       return fail("stage ptx (no gpu.module)");

@@ -5,16 +5,38 @@
 #include "codegen/Pipeline/Pipeline.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Target/TargetMachine.h"
 
 namespace kgen::codegen {
 
-/// Translates a gpu.module in the nvvm/llvm dialects to LLVM IR, links the
-/// libdevice functions it calls, optimizes at O3 and emits PTX with LLVM's
-/// NVPTX backend for `arch` (its PTX ISA version set on the target machine).
-/// libdevice is read once per process and materialized lazily, which is what
-/// keeps a compile in milliseconds. Returns false with `error` set on failure.
-bool emitPTX(mlir::gpu::GPUModuleOp module, const Arch &arch,
-             const std::string &cudaPath, std::string &ptx, std::string &error);
+/// Translates gpu.modules in the nvvm/llvm dialects to LLVM IR, links the
+/// libdevice functions they call, optimizes and emits PTX with LLVM's NVPTX
+/// backend for an arch (its PTX ISA version set on the target machine).
+///
+/// One emitter serves many kernels, from one thread: it keeps its LLVM
+/// context, a target machine per arch and libdevice, parsed once and copied
+/// from per kernel. Parsing libdevice per kernel (even lazily) was a tenth of
+/// a small kernel's compile.
+class PtxEmitter {
+public:
+  explicit PtxEmitter(std::string cudaPath) : cudaPath(std::move(cudaPath)) {}
+  /// Returns false with `error` set on failure.
+  bool emit(mlir::gpu::GPUModuleOp module, const Arch &arch, std::string &ptx,
+            std::string &error);
+  const std::string &toolkit() const { return cudaPath; }
+
+private:
+  llvm::TargetMachine *targetMachine(const Arch &arch, std::string &error);
+  bool linkLibdevice(llvm::Module &m, std::string &error);
+
+  std::string cudaPath;
+  llvm::LLVMContext ctx;
+  llvm::StringMap<std::unique_ptr<llvm::TargetMachine>> machines;
+  std::unique_ptr<llvm::Module> libdevice;
+};
 
 } // namespace kgen::codegen
 
