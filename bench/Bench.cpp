@@ -215,7 +215,8 @@ int main(int argc, char **argv) {
   std::vector<Row> table;
   std::vector<std::string> problems;
   // Env overrides, for schedule sweeps: KGEN_BENCH_ROWS (default 16384),
-  // KGEN_BENCH_CONFIGS "op:length,..." and KGEN_BENCH_KINDS "spec,dyn,mis".
+  // KGEN_BENCH_CONFIGS "op:length,...", KGEN_BENCH_KINDS "spec,dyn,mis" and
+  // KGEN_BENCH_DTYPE (default bf16).
   const char *rowsEnv = std::getenv("KGEN_BENCH_ROWS");
   const int64_t rows = int64_t((rowsEnv ? std::atoll(rowsEnv) : 16384) * scale);
   struct Config {
@@ -238,6 +239,8 @@ int main(int argc, char **argv) {
   std::string kinds = std::getenv("KGEN_BENCH_KINDS")
                           ? std::getenv("KGEN_BENCH_KINDS")
                           : "spec,dyn,mis";
+  const std::string dtype =
+      std::getenv("KGEN_BENCH_DTYPE") ? std::getenv("KGEN_BENCH_DTYPE") : "bf16";
   uint64_t seed = 42;
   for (const Config &c : configs) {
     for (int which = 0; which < 3; ++which) {
@@ -246,8 +249,8 @@ int main(int argc, char **argv) {
         continue;
       // 0: specialized aligned, 1: dynamic aligned, 2: specialized misaligned
       const ManifestEntry *e =
-          findEntry(manifest, c.op, "bf16", which == 1 ? 0 : c.length);
-      std::string label = c.op + " bf16 " + std::to_string(rows) + "x" +
+          findEntry(manifest, c.op, dtype, which == 1 ? 0 : c.length);
+      std::string label = c.op + " " + dtype + " " + std::to_string(rows) + "x" +
                           std::to_string(c.length);
       if (!e) {
         problems.push_back(label + ": no " +

@@ -18,10 +18,10 @@
 // (32 elements), 2 rows per block.
 // CHECK-LABEL: kgen.kernel @bf16_4096(
 // CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 128, rowsPerBlock = 2, chunks = 4, reread = false>
-// Forced 32 threads: 16 chunks x 8 = 128 elements of one row load per
-// thread, half of what a 256-thread block leaves: still in registers.
+// Forced 32 threads: 16 chunks of the row load per thread, more than a
+// thread holds of a load: re-read.
 // TPR32-LABEL: kgen.kernel @bf16_4096(
-// TPR32-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 16, reread = false>
+// TPR32-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 16, reread = true>
 // RPB1-LABEL: kgen.kernel @bf16_4096(
 // RPB1-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 128, rowsPerBlock = 1, chunks = 4, reread = false>
 // BOTH-LABEL: kgen.kernel @bf16_4096(
@@ -228,6 +228,22 @@ kgen.kernel @bf16_1000_elementwise(%x: !kgen.rows<bf16> {kgen.name = "x"})
   %c0 = arith.constant 0 : index
   %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<1000xbf16>
   kgen.store %v, %x[%c0] : tensor<1000xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
+// 32768 bf16 -> 512 threads x 8 chunks: 256 threads would hold 16 chunks,
+// more than a thread holds of a load.
+// CHECK-LABEL: kgen.kernel @bf16_32768(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 512, rowsPerBlock = 1, chunks = 8, reread = false>
+kgen.kernel @bf16_32768(%x: !kgen.rows<bf16> {kgen.name = "x"})
+    attributes {dims = {n = 32768 : i64}} {
+  %n = arith.constant 32768 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<32768xbf16>
+  %f = arith.extf %v : tensor<32768xbf16> to tensor<32768xf32>
+  %s = kgen.reduce sum %f : tensor<32768xf32> -> f32
+  kgen.store %v, %x[%c0] : tensor<32768xbf16>, !kgen.rows<bf16>
   kgen.return
 }
 
