@@ -239,8 +239,9 @@ int main(int argc, char **argv) {
   std::string kinds = std::getenv("KGEN_BENCH_KINDS")
                           ? std::getenv("KGEN_BENCH_KINDS")
                           : "spec,dyn,mis";
-  const std::string dtype =
-      std::getenv("KGEN_BENCH_DTYPE") ? std::getenv("KGEN_BENCH_DTYPE") : "bf16";
+  const std::string dtype = std::getenv("KGEN_BENCH_DTYPE")
+                                ? std::getenv("KGEN_BENCH_DTYPE")
+                                : "bf16";
   uint64_t seed = 42;
   for (const Config &c : configs) {
     for (int which = 0; which < 3; ++which) {
@@ -250,8 +251,8 @@ int main(int argc, char **argv) {
       // 0: specialized aligned, 1: dynamic aligned, 2: specialized misaligned
       const ManifestEntry *e =
           findEntry(manifest, c.op, dtype, which == 1 ? 0 : c.length);
-      std::string label = c.op + " " + dtype + " " + std::to_string(rows) + "x" +
-                          std::to_string(c.length);
+      std::string label = c.op + " " + dtype + " " + std::to_string(rows) +
+                          "x" + std::to_string(c.length);
       if (!e) {
         problems.push_back(label + ": no " +
                            (which == 1 ? std::string("dynamic")

@@ -46,8 +46,8 @@ constexpr const char *kTriple = "nvptx64-nvidia-cuda";
 constexpr const char *kOptPipeline =
     "nvvm-reflect,always-inline,"
     "function(sroa,early-cse<memssa>,instcombine<no-verify-fixpoint>,"
-    "simplifycfg,early-cse<memssa>,instcombine<no-verify-fixpoint>,simplifycfg),"
-    "globaldce";
+    "simplifycfg,early-cse<memssa>,instcombine<no-verify-fixpoint>,"
+    "simplifycfg),globaldce";
 
 void initNVPTX() {
   static std::once_flag once;
@@ -164,9 +164,10 @@ bool PtxEmitter::linkLibdevice(llvm::Module &m, std::string &error) {
     return false;
   }
   llvm::ValueToValueMapTy map;
-  std::unique_ptr<llvm::Module> copy = llvm::CloneModule(
-      *libdevice, map,
-      [&](const llvm::GlobalValue *gv) { return keep->contains(gv); });
+  std::unique_ptr<llvm::Module> copy =
+      llvm::CloneModule(*libdevice, map, [&](const llvm::GlobalValue *gv) {
+        return keep->contains(gv);
+      });
   copy->setTargetTriple(m.getTargetTriple());
   copy->setDataLayout(m.getDataLayout());
   if (llvm::Linker::linkModules(m, std::move(copy),
