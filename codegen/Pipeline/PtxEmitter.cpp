@@ -148,7 +148,7 @@ bool PtxEmitter::linkLibdevice(llvm::Module &m, std::string &error) {
       return false;
     }
     // Lazily: a kernel calls a handful of its ~500 functions, and a full
-    // parse cost as much as compiling a small kernel.
+    // parse took longer than compiling a small kernel.
     auto lib = llvm::getOwningLazyBitcodeModule(std::move(*buf), ctx);
     if (!lib) {
       error = "cannot parse libdevice: " + llvm::toString(lib.takeError());
@@ -157,7 +157,7 @@ bool PtxEmitter::linkLibdevice(llvm::Module &m, std::string &error) {
     libdevice = std::move(*lib);
   }
   // A copy of just what the kernels call: linking moves functions out of the
-  // module it links from, and the parsed libdevice must stay whole.
+  // module it links from, and the opened libdevice must stay whole.
   auto keep = needed(m, *libdevice);
   if (!keep) {
     error = "cannot read libdevice: " + llvm::toString(keep.takeError());

@@ -17,9 +17,10 @@ namespace kgen::codegen {
 /// backend for an arch (its PTX ISA version set on the target machine).
 ///
 /// One emitter serves many kernels, from one thread: it keeps its LLVM
-/// context, a target machine per arch and libdevice, parsed once and copied
-/// from per kernel. Parsing libdevice per kernel (even lazily) was a tenth of
-/// a small kernel's compile.
+/// context, a target machine per arch and libdevice, opened once (its
+/// functions read as kernels first need them) and copied from per kernel.
+/// Opening libdevice per kernel, even lazily, was a tenth of a small kernel's
+/// compile.
 class PtxEmitter {
 public:
   explicit PtxEmitter(std::string cudaPath) : cudaPath(std::move(cudaPath)) {}
