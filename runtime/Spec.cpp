@@ -553,14 +553,15 @@ bool parseSpec(std::string_view text, Spec &out, std::string &err) {
   return SpecParser(out, err).parse(root);
 }
 
+static int64_t ceilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
 int64_t launchThreads(const Variant &v, int64_t length) {
-  auto ceilDiv = [](int64_t a, int64_t b) { return a / b + (a % b != 0); };
   return 32 * ceilDiv(ceilDiv(length, v.chunkElements), 32 * v.heldChunks);
 }
 
 int64_t launchIdleSlots(const Variant &v, int64_t length) {
-  int64_t chunks = length / v.chunkElements + (length % v.chunkElements != 0);
-  return launchThreads(v, length) * v.heldChunks - chunks;
+  return launchThreads(v, length) * v.heldChunks -
+         ceilDiv(length, v.chunkElements);
 }
 
 } // namespace kgen::rt

@@ -53,10 +53,10 @@ void initNVPTX() {
   static std::once_flag once;
   std::call_once(once, [] {
     // Loop strength reduction rewrites the row loops' addresses into more
-    // live values, which ptxas then keeps in registers (it reduces strength
-    // itself). Without it the bundled kernels take 3% fewer registers in all
-    // and compile 18% faster. LLVM has it only as a process-wide option;
-    // Triton sets it the same way (DISABLE_LLVM_OPT=disable-lsr).
+    // live values. Without it the sm_90 bf16 kernels take 3% fewer registers
+    // in all (ptxas -v) and a compile 18% fewer instructions (callgrind).
+    // LLVM has it only as a process-wide option; Triton sets it the same way
+    // (DISABLE_LLVM_OPT=disable-lsr).
     auto options = llvm::cl::getRegisteredOptions();
     if (llvm::cl::Option *lsr = options.lookup("disable-lsr"))
       static_cast<llvm::cl::opt<bool> *>(lsr)->setValue(true);
