@@ -227,6 +227,11 @@ private:
                  std::to_string(v.exactDomain);
         });
     }
+    if (b.rows < v.minRows)
+      return reject([&] {
+        return std::to_string(b.rows) + " rows, fewer than " +
+               std::to_string(v.minRows);
+      });
     if (v.heldChunks > 0) {
       int64_t len = domainLength(b);
       if (len % v.chunkElements)

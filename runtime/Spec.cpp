@@ -447,6 +447,9 @@ private:
       if (!spec.hasDomain)
         return r.fail(at, "'exact_domain' needs the spec's 'domain'");
     }
+    if (!r.getInt(v, at, "min_rows", 1, INT64_MAX, var.minRows,
+                  /*required=*/false))
+      return false;
     if (r.member(v, at, "launch_threads", /*required=*/false)) {
       const Value *lt;
       std::string ltAt = at + ".launch_threads";

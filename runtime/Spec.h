@@ -73,6 +73,8 @@ struct Variant {
   std::vector<AbiSlot> abi;
   /// > 0: only for rows of exactly this many elements (Spec::domain).
   int64_t exactDomain = 0;
+  /// > 0: only for launches of at least this many rows.
+  int64_t minRows = 0;
   /// > 0: the row (Spec::domain, a whole number of chunks of chunkElements)
   /// is held in up to this many chunks per thread; the launch takes the
   /// fewest whole warps that hold it, at most `block` (see launchThreads).

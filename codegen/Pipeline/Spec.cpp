@@ -115,6 +115,8 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
                                   {"reread", s.getReread()}}}};
     if (auto n = kop->getAttrOfType<IntegerAttr>(mlir::kgen::kExactDomainAttr))
       variant["exact_domain"] = n.getInt();
+    if (auto n = kop->getAttrOfType<IntegerAttr>(mlir::kgen::kMinRowsAttr))
+      variant["min_rows"] = n.getInt();
     if (s.getLaunchThreads()) // "block" is then the most threads
       variant["launch_threads"] = json::Object{
           {"chunk_elements", s.getVector()}, {"chunks", s.getChunks()}};

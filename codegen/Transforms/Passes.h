@@ -33,6 +33,9 @@ inline constexpr llvm::StringLiteral kExactDomainAttr = "kgen.exact_domain";
 /// A dynamic-length variant that holds its row in this many chunks per
 /// thread, over whole warps the runtime chooses at launch.
 inline constexpr llvm::StringLiteral kHeldChunksAttr = "kgen.held_chunks";
+/// A variant the runtime launches only on at least this many rows (the
+/// schedule packs its rows differently).
+inline constexpr llvm::StringLiteral kMinRowsAttr = "kgen.min_rows";
 /// The gpu.func attribute listing its parameters for the spec.
 inline constexpr llvm::StringLiteral kAbiAttr = "kgen.abi";
 

@@ -32,6 +32,11 @@ def KgenMakeVariants : Pass<"kgen-make-variants", "ModuleOp"> {
     thread over whole warps the runtime chooses at launch. The runtime
     launches the first variant whose assumptions the arguments meet (the
     best-fitting of the `_vec_holdC` ones).
+
+    A kernel of static length that reduces, over rows of whole chunks, also
+    gets `_vec_rows` (`kgen.min_rows`): the runtime launches it only on many
+    rows, and the schedule gives it one row per block and at most 128
+    threads per row.
   }];
   let dependentDialects = ["::mlir::kgen::KgenDialect"];
 }

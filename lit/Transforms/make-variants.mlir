@@ -94,3 +94,44 @@ kgen.kernel @done(%x: !kgen.rows<f32> {kgen.name = "x"})
   kgen.domain %n
   kgen.return
 }
+
+// A kernel of static length that reduces, over rows of whole chunks, also
+// gets @NAME_vec_rows before the others, with the _vec assumptions: the
+// runtime launches it on at least kgen.min_rows rows.
+// CHECK-LABEL: kgen.kernel @norm_vec_rows(
+// CHECK-SAME: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"}
+// CHECK-SAME: attributes {dims = {n = 4096 : i64}, kgen.min_rows = 8192 : i64, kgen.variant = "vec"}
+// CHECK-LABEL: kgen.kernel @norm_vec(
+// CHECK-NOT: kgen.min_rows
+// CHECK-LABEL: kgen.kernel @norm_any(
+// CHECK-NOT: kgen.min_rows
+// CHECK-LABEL: kgen.kernel @tail_vec(
+kgen.kernel @norm(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                  %s: !kgen.scalars<f32> {kgen.name = "s"})
+    attributes {dims = {n = 4096 : i64}} {
+  %n = arith.constant 4096 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<4096xbf16>
+  %f = arith.extf %v : tensor<4096xbf16> to tensor<4096xf32>
+  %t = kgen.reduce sum %f : tensor<4096xf32> -> f32
+  kgen.store %t, %s : f32, !kgen.scalars<f32>
+  kgen.return
+}
+
+// Not for rows that end inside a chunk (4095 bf16): masking the last chunk
+// made ptxas spill at the schedule _vec_rows takes.
+// CHECK-NOT: kgen.min_rows
+// CHECK-LABEL: kgen.kernel @tail_any(
+kgen.kernel @tail(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                  %s: !kgen.scalars<f32> {kgen.name = "s"})
+    attributes {dims = {n = 4095 : i64}} {
+  %n = arith.constant 4095 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<4095xbf16>
+  %f = arith.extf %v : tensor<4095xbf16> to tensor<4095xf32>
+  %t = kgen.reduce sum %f : tensor<4095xf32> -> f32
+  kgen.store %t, %s : f32, !kgen.scalars<f32>
+  kgen.return
+}

@@ -316,3 +316,79 @@ kgen.kernel @bf16_11008_elementwise(%x: !kgen.rows<bf16> {kgen.name = "x"},
   kgen.store %v, %y[%c0] : tensor<11008xbf16>, !kgen.rows<bf16>
   kgen.return
 }
+
+// A variant for many rows (kgen.min_rows): one row per block, at most 128
+// threads per row (bf16 8192: 128 x 8 chunks, where _vec takes 256 x 4).
+// CHECK-LABEL: kgen.kernel @many_vec_rows(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 128, rowsPerBlock = 1, chunks = 8, reread = false>
+// CHECK-LABEL: kgen.kernel @many_vec(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 4, reread = false>
+kgen.kernel @many_vec_rows(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                           %s: !kgen.scalars<f32> {kgen.name = "s"})
+    attributes {dims = {n = 8192 : i64}, kgen.min_rows = 8192 : i64} {
+  %n = arith.constant 8192 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<8192xbf16>
+  %f = arith.extf %v : tensor<8192xbf16> to tensor<8192xf32>
+  %t = kgen.reduce sum %f : tensor<8192xf32> -> f32
+  kgen.store %t, %s : f32, !kgen.scalars<f32>
+  kgen.return
+}
+kgen.kernel @many_vec(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                      %s: !kgen.scalars<f32> {kgen.name = "s"})
+    attributes {dims = {n = 8192 : i64}} {
+  %n = arith.constant 8192 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<8192xbf16>
+  %f = arith.extf %v : tensor<8192xbf16> to tensor<8192xf32>
+  %t = kgen.reduce sum %f : tensor<8192xf32> -> f32
+  kgen.store %t, %s : f32, !kgen.scalars<f32>
+  kgen.return
+}
+
+// bf16 16384 does not fit 128 threads (16 chunks): the variant would take
+// _vec's 256 x 8 on one row a block, so it is dropped.
+// CHECK-NOT: kgen.kernel @long_vec_rows(
+// CHECK-LABEL: kgen.kernel @long_vec(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 8, reread = false>
+kgen.kernel @long_vec_rows(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                           %s: !kgen.scalars<f32> {kgen.name = "s"})
+    attributes {dims = {n = 16384 : i64}, kgen.min_rows = 8192 : i64} {
+  %n = arith.constant 16384 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<16384xbf16>
+  %f = arith.extf %v : tensor<16384xbf16> to tensor<16384xf32>
+  %t = kgen.reduce sum %f : tensor<16384xf32> -> f32
+  kgen.store %t, %s : f32, !kgen.scalars<f32>
+  kgen.return
+}
+kgen.kernel @long_vec(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                      %s: !kgen.scalars<f32> {kgen.name = "s"})
+    attributes {dims = {n = 16384 : i64}} {
+  %n = arith.constant 16384 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<16384xbf16>
+  %f = arith.extf %v : tensor<16384xbf16> to tensor<16384xf32>
+  %t = kgen.reduce sum %f : tensor<16384xf32> -> f32
+  kgen.store %t, %s : f32, !kgen.scalars<f32>
+  kgen.return
+}
+
+// Nor is one that would re-read its rows (bf16 65536).
+// CHECK-NOT: kgen.kernel @huge_vec_rows(
+kgen.kernel @huge_vec_rows(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                           %s: !kgen.scalars<f32> {kgen.name = "s"})
+    attributes {dims = {n = 65536 : i64}, kgen.min_rows = 8192 : i64} {
+  %n = arith.constant 65536 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<65536xbf16>
+  %f = arith.extf %v : tensor<65536xbf16> to tensor<65536xf32>
+  %t = kgen.reduce sum %f : tensor<65536xf32> -> f32
+  kgen.store %t, %s : f32, !kgen.scalars<f32>
+  kgen.return
+}

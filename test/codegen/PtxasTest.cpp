@@ -81,7 +81,8 @@ TEST_P(Ptxas, AssemblesWithoutSpills) {
     std::string log;
     ASSERT_EQ(runPtxas(art.ptx, c.arch, log), 0) << log;
     // One "N bytes stack frame, N bytes spill stores, N bytes spill loads"
-    // line per entry: _vec and _any, and for the dynamic kernel the
+    // line per entry: _vec and _any, _vec_rows for a static length that
+    // reduces, and for the dynamic kernel the
     // exact-length _vec_nN (all four, or for one that reduces those its
     // _vec_holdC variants do not cover) and the _vec_holdC whose held
     // chunks fit (kgen-make-variants).
@@ -101,13 +102,23 @@ TEST_P(Ptxas, AssemblesWithoutSpills) {
     for (int n : {2048, 4096, 8192, 16384})
       exact += art.ptx.find(".entry k_vec_n" + std::to_string(n) + "(") !=
                std::string::npos;
+    int rows = art.ptx.find(".entry k_vec_rows(") != std::string::npos;
     bool reduces =
         std::any_of(k.nodes.begin(), k.nodes.end(),
                     [](const Node &n) { return n.kind == NodeKind::Reduce; });
     EXPECT_EQ(held > 0, dynamic && reduces) << log;
-    if (dynamic && !reduces)
+    if (dynamic && !reduces) {
       EXPECT_EQ(exact, 4) << log;
-    EXPECT_EQ(entries, 2 + exact + held) << log;
+    }
+    // The variant for many rows: only for static lengths that reduce (and
+    // schedule unlike _vec: at 4096, 128 threads a block, not 2 x 128).
+    if (rows) {
+      EXPECT_TRUE(!dynamic && reduces) << log;
+    }
+    if (reduces && len == 4096) {
+      EXPECT_EQ(rows, 1) << log;
+    }
+    EXPECT_EQ(entries, 2 + exact + held + rows) << log;
   }
 }
 

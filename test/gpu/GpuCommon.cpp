@@ -139,6 +139,7 @@ RtKernel &RtKernel::operator=(RtKernel &&o) noexcept {
     variants = std::move(o.variants);
     dimMultiple = std::move(o.dimMultiple);
     held = std::move(o.held);
+    minRows = std::move(o.minRows);
     schedule = std::move(o.schedule);
     paramNames = std::move(o.paramNames);
     params = std::move(o.params);
@@ -312,9 +313,14 @@ bool loadKernel(const std::string &dir, const ManifestEntry &e, RtKernel &out,
         const rt::json::Value *b = vars->array[v].find("block");
         held = {c ? c->integer : 0, e ? e->integer : 0, b ? b->integer : 0};
       }
+    int64_t minRows = 0;
+    if (vars && v < vars->array.size())
+      if (const rt::json::Value *m = vars->array[v].find("min_rows"))
+        minRows = m->integer;
     out.dimMultiple.push_back(mult);
     out.schedule.push_back(sched);
     out.held.push_back(held);
+    out.minRows.push_back(minRows);
   }
   if (out.variants.empty()) {
     err = e.name + ": the spec has no variants";

@@ -368,9 +368,10 @@ bool aligned(const Kernel &k, const Case &c) {
   return true;
 }
 
-/// The first variant whose conditions hold, as the runtime picks: "_vec"
-/// and "_vec_nN" (rows of exactly N elements) need aligned tensors and
-/// their dim_multiple; the last variant (the fallback) takes anything.
+/// The first variant whose conditions hold, as the runtime picks: "_vec",
+/// "_vec_nN" (rows of exactly N elements) and "_vec_rows" (at least its
+/// min_rows rows) need aligned tensors and their dim_multiple; the last
+/// variant (the fallback) takes anything.
 size_t expectedVariant(const RtKernel &k, const Case &c, bool isAligned,
                        int64_t domain) {
   for (size_t v = 0; isAligned && v + 1 < k.variants.size(); ++v) {
@@ -381,6 +382,8 @@ size_t expectedVariant(const RtKernel &k, const Case &c, bool isAligned,
       fits &= c.dims.count(dim) && c.dims.at(dim) % m == 0;
     if (fits && name.compare(at, 6, "_vec_n") == 0)
       fits = std::stoll(name.substr(at + 6)) == domain;
+    if (fits && k.minRows[v] > 0) // "_vec_rows"
+      fits = c.rows >= k.minRows[v];
     if (fits && k.held[v].chunks > 0) { // the best of the held variants
       if (std::optional<size_t> held = expectedHeld(k, domain))
         return *held;
@@ -677,6 +680,11 @@ void ViewOpTest::testAdaLN() {
         if (!runCase(c))
           return;
       }
+  // Enough rows for the variant for many rows (kgen.min_rows = 8192), with
+  // N not a power of two.
+  Case c = adalnCase(dsl, 2, 4100, C, Lay::Contiguous, rng);
+  c.what = "B 2 N 4100 hidden " + std::to_string(C) + " contiguous";
+  runCase(c);
 }
 
 void ViewOpTest::run() {

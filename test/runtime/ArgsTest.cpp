@@ -326,6 +326,40 @@ TEST(ArgsDomain, ExactLengthVariantsFitOnlyTheirLength) {
   EXPECT_EQ(variant, 1u);
 }
 
+namespace {
+
+/// RmsnormSpec whose first variant is only for `minRows` rows or more.
+std::string minRowsSpec(const std::string &minRows) {
+  return replaced(RmsnormSpec, R"("entry": "rmsnorm_bf16_v8",)",
+                  R"("entry": "rmsnorm_bf16_v8", "min_rows": )" + minRows +
+                      ",");
+}
+
+} // namespace
+
+TEST(ArgsRows, ManyRowsVariantsFitOnlyFromTheirMinRows) {
+  kgen::rt::Kernel kernel;
+  ASSERT_EQ(kernel.create(RmsnormPtx, minRowsSpec("8192")), KGEN_OK)
+      << kgen::rt::lastError();
+  RmsnormArgs a;
+  for (auto [rows, want] : {std::pair<int64_t, size_t>{8192, 0},
+                            {65536, 0},
+                            {8191, 1},
+                            {1, 1},
+                            {0, 1}}) {
+    size_t variant = 99;
+    ASSERT_EQ(kernel.selectVariant(a.args, rows, variant), KGEN_OK);
+    EXPECT_EQ(variant, want) << rows << " rows";
+  }
+}
+
+TEST(ArgsRows, MinRowsMustBePositive) {
+  kgen::rt::Kernel kernel;
+  EXPECT_EQ(kernel.create(RmsnormPtx, minRowsSpec("0")),
+            KGEN_ERROR_INVALID_SPEC);
+  EXPECT_THAT(kgen::rt::lastError(), ::testing::HasSubstr("min_rows"));
+}
+
 TEST(ArgsDomain, ExactDomainNeedsADomain) {
   std::string spec =
       replaced(RmsnormSpec, R"("entry": "rmsnorm_bf16_v8",)",
