@@ -268,13 +268,15 @@ private:
 
   /// Among the launch_threads variants from `first` on that fit, the one
   /// whose threads leave the fewest chunk slots idle, then at most 256
-  /// threads (more rows per SM), then nearest 4 chunks a thread (what the
+  /// threads (more rows per SM; 128 from 8192 rows, as the specialized
+  /// kernels' `_vec_rows`), then nearest 4 chunks a thread (what the
   /// specialized kernels hold).
   size_t bestHeld(size_t first, const BoundArgs &b) const {
     int64_t len = domainLength(b);
+    int64_t most = b.rows >= 8192 ? 128 : 256;
     auto key = [&](const Variant &v) {
       int64_t threads = launchThreads(v, len);
-      return std::make_tuple(launchIdleSlots(v, len), threads > 256,
+      return std::make_tuple(launchIdleSlots(v, len), threads > most,
                              std::abs(v.heldChunks - 4));
     };
     size_t best = first;

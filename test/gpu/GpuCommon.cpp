@@ -329,7 +329,9 @@ bool loadKernel(const std::string &dir, const ManifestEntry &e, RtKernel &out,
   return true;
 }
 
-std::optional<size_t> expectedHeld(const RtKernel &k, int64_t length) {
+std::optional<size_t> expectedHeld(const RtKernel &k, int64_t length,
+                                   int64_t rows) {
+  const int64_t most = rows >= 8192 ? 128 : 256;
   std::optional<size_t> best;
   std::tuple<int64_t, bool, int64_t> bestKey;
   for (size_t v = 0; v < k.held.size(); ++v) {
@@ -340,7 +342,7 @@ std::optional<size_t> expectedHeld(const RtKernel &k, int64_t length) {
     int64_t threads = 32 * ((nvec + 32 * h.chunks - 1) / (32 * h.chunks));
     if (threads > h.maxThreads || (h.chunks - 1) * threads > nvec)
       continue;
-    auto key = std::make_tuple(threads * h.chunks - nvec, threads > 256,
+    auto key = std::make_tuple(threads * h.chunks - nvec, threads > most,
                                std::abs(h.chunks - 4));
     if (!best || key < bestKey) {
       best = v;

@@ -699,7 +699,7 @@ void KernelGroupTest::runShape(const RtKernel *kernels[2], int64_t rows,
     // else "_vec_rows" on at least its min_rows, else "_vec". Otherwise the
     // fallback, last.
     size_t expected = last;
-    std::optional<size_t> held = expectedHeld(*k, L);
+    std::optional<size_t> held = expectedHeld(*k, L, rows);
     if (rowsAligned && dimsOk) {
       for (size_t v = 0; v < k->variants.size(); ++v) {
         const std::string &name = k->variants[v];

@@ -385,7 +385,7 @@ size_t expectedVariant(const RtKernel &k, const Case &c, bool isAligned,
     if (fits && k.minRows[v] > 0) // "_vec_rows"
       fits = c.rows >= k.minRows[v];
     if (fits && k.held[v].chunks > 0) { // the best of the held variants
-      if (std::optional<size_t> held = expectedHeld(k, domain))
+      if (std::optional<size_t> held = expectedHeld(k, domain, c.rows))
         return *held;
       fits = false;
     }

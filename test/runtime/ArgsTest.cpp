@@ -389,14 +389,15 @@ std::string heldSpec() {
   return replaced(spec, R"("variants": [)", R"("variants": [)" + held);
 }
 
-/// (variant, block) the runtime picks for rows of `hidden` elements.
-std::pair<size_t, uint32_t> pickHeld(int64_t hidden) {
+/// (variant, block) the runtime picks for `rows` rows of `hidden` elements.
+std::pair<size_t, uint32_t> pickHeld(int64_t hidden, int64_t rows = 4) {
   kgen::rt::Spec spec;
   std::string err;
   EXPECT_TRUE(kgen::rt::parseSpec(heldSpec(), spec, err)) << err;
   RmsnormArgs a(addr(0x10000), addr(0x20000), addr(0x30000), hidden);
   kgen::rt::BoundArgs out;
-  EXPECT_EQ(kgen::rt::bindArgs(spec, a.args, 5, 4, out, err), KGEN_OK) << err;
+  EXPECT_EQ(kgen::rt::bindArgs(spec, a.args, 5, rows, out, err), KGEN_OK)
+      << err;
   return {out.variant, out.blockX};
 }
 
@@ -417,6 +418,17 @@ TEST(ArgsHeld, FewestIdleChunkSlotsThenAtMost256ThreadsThenFourChunks) {
   EXPECT_EQ(pickHeld(32768), std::make_pair(size_t(2), uint32_t(512)));
   // 32784: past every held variant: the plain aligned one (block 128).
   EXPECT_EQ(pickHeld(32784), std::make_pair(size_t(3), uint32_t(128)));
+}
+
+TEST(ArgsHeld, FromManyRowsAtMost128Threads) {
+  // 8192 = 1024 chunks: 256 x 4 and 128 x 8 leave none idle; 4 chunks on
+  // fewer rows, 128 threads from 8192 rows (as a specialized _vec_rows).
+  EXPECT_EQ(pickHeld(8192, 8191), std::make_pair(size_t(1), uint32_t(256)));
+  EXPECT_EQ(pickHeld(8192, 8192), std::make_pair(size_t(2), uint32_t(128)));
+  // Idle slots still come first: 11008 keeps 352 x 4 (32 idle, 192 x 8
+  // leaves 160), and 4096 keeps 128 x 4.
+  EXPECT_EQ(pickHeld(11008, 65536), std::make_pair(size_t(1), uint32_t(352)));
+  EXPECT_EQ(pickHeld(4096, 65536), std::make_pair(size_t(1), uint32_t(128)));
 }
 
 TEST(ArgsHeld, EveryChunkButTheLastIsInTheRow) {
