@@ -11,6 +11,10 @@
 namespace kgen::rt {
 namespace {
 
+// Rows from which a held variant takes at most 128 threads: the `min_rows`
+// kgen-make-variants gives a specialized kernel's `_vec_rows`.
+constexpr int64_t kManyRows = 8192;
+
 std::string hexAddress(uint64_t v) {
   static const char *digits = "0123456789abcdef";
   std::string s;
@@ -273,7 +277,7 @@ private:
   /// specialized kernels hold).
   size_t bestHeld(size_t first, const BoundArgs &b) const {
     int64_t len = domainLength(b);
-    int64_t most = b.rows >= 8192 ? 128 : 256;
+    int64_t most = b.rows >= kManyRows ? 128 : 256;
     auto key = [&](const Variant &v) {
       int64_t threads = launchThreads(v, len);
       return std::make_tuple(launchIdleSlots(v, len), threads > most,
