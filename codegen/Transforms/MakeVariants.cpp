@@ -99,8 +99,9 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
         continue; // already split
       OpBuilder b(k);
       StringRef name = k.getSymName();
-      bool dynamic = !getConstantIntValue(k.getDomainOp().getLength());
-      if (dynamic) {
+      std::optional<int64_t> length =
+          getConstantIntValue(k.getDomainOp().getLength());
+      if (!length) {
         // Which held variants fit (their assumptions are the _vec ones).
         SmallVector<int64_t> held;
         auto probe = cast<KernelOp>(b.clone(*k));
@@ -133,8 +134,6 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
       }
       // Only rows of whole chunks: masking the last one cost the registers
       // of ptxas spills (layernorm bf16 4095 on 64 threads x 8 chunks).
-      std::optional<int64_t> length =
-          getConstantIntValue(k.getDomainOp().getLength());
       if (length && *length % chunkVector(k) == 0 &&
           !k.getBody().getOps<ReduceOp>().empty()) {
         auto rows = cast<KernelOp>(b.clone(*k));
