@@ -2,6 +2,7 @@
 
 #include "runtime/Args.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -29,6 +30,16 @@ template <typename Enum> int rawEnum(const Enum &e) {
   std::underlying_type_t<Enum> v;
   std::memcpy(&v, &e, sizeof(v));
   return static_cast<int>(v);
+}
+
+/// The length of the row values (the spec's domain) for the bound dims;
+/// INT64_MAX when it overflows.
+int64_t domainLength(const Spec &spec, const BoundArgs &b) {
+  int64_t len = spec.domain.scale;
+  if (spec.domain.dimParam >= 0 &&
+      __builtin_mul_overflow(len, b.integer[spec.domain.dimParam], &len))
+    len = INT64_MAX;
+  return len;
 }
 
 class Binder {
@@ -63,18 +74,14 @@ public:
           return st;
     if (kgen_status st = selectVariant(out))
       return st;
-    int64_t perBlock = spec.variants[out.variant].rowsPerBlock;
-    int64_t grid = (rows / perBlock + (rows % perBlock != 0)) *
-                   spec.variants[out.variant].tiles;
+    // Spreading few rows over every multiprocessor only adds blocks where
+    // there are few: the grid limit is checked here, for many.
+    int64_t grid = placeRows(spec, out, /*multiprocessors=*/0);
     if (grid > INT32_MAX)
       return fail(KGEN_ERROR_INVALID_ARGUMENT,
                   "rows " + std::to_string(rows) + " needs " +
                       std::to_string(grid) +
                       " blocks, more than the grid limit of 2^31-1");
-    out.gridX = static_cast<uint32_t>(grid);
-    const Variant &v = spec.variants[out.variant];
-    out.blockX = static_cast<uint32_t>(
-        v.heldChunks ? launchThreads(v, domainLength(out)) : v.block);
     return KGEN_OK;
   }
 
@@ -186,14 +193,8 @@ private:
     return KGEN_OK;
   }
 
-  /// The length of the row values (the spec's domain) for these dims;
-  /// INT64_MAX when it overflows.
   int64_t domainLength(const BoundArgs &b) const {
-    int64_t len = spec.domain.scale;
-    if (spec.domain.dimParam >= 0 &&
-        __builtin_mul_overflow(len, b.integer[spec.domain.dimParam], &len))
-      len = INT64_MAX;
-    return len;
+    return rt::domainLength(spec, b);
   }
 
   /// Whether variant `v` fits; if not and `why` is given, says why. The
@@ -314,6 +315,18 @@ private:
 kgen_status bindArgs(const Spec &spec, const kgen_arg *args, size_t nargs,
                      int64_t rows, BoundArgs &out, std::string &err) {
   return Binder(spec, err).bind(args, nargs, rows, out);
+}
+
+int64_t placeRows(const Spec &spec, BoundArgs &bound, int multiprocessors) {
+  const Variant &v = spec.variants[bound.variant];
+  int64_t rows = bound.rows;
+  int64_t perBlock = launchRowsPerBlock(v, rows, multiprocessors);
+  int64_t grid = (rows / perBlock + (rows % perBlock != 0)) * v.tiles;
+  bound.gridX = static_cast<uint32_t>(std::min<int64_t>(grid, UINT32_MAX));
+  bound.blockX = static_cast<uint32_t>(
+      v.heldChunks ? launchThreads(v, domainLength(spec, bound))
+                   : v.block / v.rowsPerBlock * perBlock);
+  return grid;
 }
 
 void packAbi(const Spec &spec, const Variant &variant, const BoundArgs &bound,

@@ -27,13 +27,18 @@ struct BoundArgs {
   int64_t rows = 0;
   size_t variant = 0;
   uint32_t gridX = 0;
-  uint32_t blockX = 0; // the variant's block, or the threads it takes here
+  uint32_t blockX = 0; // the threads it takes here (placeRows)
 };
 
 /// Runs all launch checks. On failure returns the status and sets `err` to a
 /// message prefixed with "kgen: <kernel name>: ".
 kgen_status bindArgs(const Spec &spec, const kgen_arg *args, size_t nargs,
                      int64_t rows, BoundArgs &out, std::string &err);
+
+/// Sets the grid and block of `bound` (as bindArgs left it) for a device of
+/// `multiprocessors` (0: unknown), and returns the grid before its clamp to
+/// 32 bits. Few rows are spread over every multiprocessor.
+int64_t placeRows(const Spec &spec, BoundArgs &bound, int multiprocessors);
 
 /// Fills `storage` (one 8-byte slot per ABI entry) and `params` (pointers into
 /// `storage`) for cuLaunchKernel.

@@ -23,6 +23,7 @@ struct Function {
 struct Module {
   std::shared_ptr<const std::string> ptx;
   CUmodule module = nullptr;
+  int multiprocessors = 0; // of the context's device
   std::map<std::string, Function> functions;
 };
 
@@ -111,7 +112,8 @@ uint64_t hashText(std::string_view text) {
 kgen_status getFunction(const Driver &d, CUcontext ctx,
                         const std::shared_ptr<const std::string> &ptx,
                         uint64_t ptxHash, const Variant &variant,
-                        CUfunction &out, std::string &err) {
+                        CUfunction &out, int &multiprocessors,
+                        std::string &err) {
   Cache &c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
   auto &bucket = c.modules[{ptxHash, contextKey(d, ctx)}];
@@ -124,6 +126,15 @@ kgen_status getFunction(const Driver &d, CUcontext ctx,
     fresh->ptx = ptx;
     if (kgen_status st = loadModule(d, *ptx, fresh->module, err))
       return st;
+    CUdevice dev;
+    CUresult r = d.ctxGetDevice(&dev);
+    if (r == CUDA_SUCCESS)
+      r = d.deviceGetAttribute(&fresh->multiprocessors,
+                               CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+    if (r != CUDA_SUCCESS) {
+      err = d.errorText(r, "the device's multiprocessor count");
+      return KGEN_ERROR_CUDA;
+    }
     module = fresh.get();
     bucket.push_back(std::move(fresh));
   }
@@ -158,6 +169,7 @@ kgen_status getFunction(const Driver &d, CUcontext ctx,
     fn.sharedLimit = variant.sharedBytes;
   }
   out = fn.fn;
+  multiprocessors = module->multiprocessors;
   return KGEN_OK;
 }
 

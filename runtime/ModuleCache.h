@@ -23,13 +23,15 @@ namespace kgen::rt {
 uint64_t hashText(std::string_view text);
 
 /// The CUfunction for `variant.entry` of `ptx` in the current context `ctx`,
-/// ready to launch with `variant`'s block and shared memory. Loads and caches
-/// as needed. On failure returns KGEN_ERROR_JIT (with the JIT log) or
+/// ready to launch with `variant`'s block and shared memory, and the
+/// multiprocessors of the context's device (which place few rows). Loads and
+/// caches as needed. On failure returns KGEN_ERROR_JIT (with the JIT log) or
 /// KGEN_ERROR_CUDA, with the reason in `err`.
 kgen_status getFunction(const Driver &d, CUcontext ctx,
                         const std::shared_ptr<const std::string> &ptx,
                         uint64_t ptxHash, const Variant &variant,
-                        CUfunction &out, std::string &err);
+                        CUfunction &out, int &multiprocessors,
+                        std::string &err);
 
 } // namespace kgen::rt
 

@@ -165,9 +165,11 @@ kgen_status launch(const kgen_kernel *kernel, const kgen_arg *args,
 
   const Variant &variant = kernel->spec.variants[bound.variant];
   CUfunction fn;
-  if (kgen_status st =
-          getFunction(*d, ctx, kernel->ptx, kernel->ptxHash, variant, fn, err))
+  int multiprocessors;
+  if (kgen_status st = getFunction(*d, ctx, kernel->ptx, kernel->ptxHash,
+                                   variant, fn, multiprocessors, err))
     return fail(st, prefix + err);
+  placeRows(kernel->spec, bound, multiprocessors);
 
   std::vector<uint64_t> storage;
   std::vector<void *> params;

@@ -75,6 +75,10 @@ struct Variant {
   int64_t exactDomain = 0;
   /// > 0: only for launches of at least this many rows.
   int64_t minRows = 0;
+  /// > 0: a launch may give a block fewer rows than rowsPerBlock (of block /
+  /// rowsPerBlock threads each): this many, or fewer when the rows are few
+  /// (see launchRowsPerBlock). 0: always rowsPerBlock.
+  int64_t launchRowsPerBlock = 0;
   /// > 0: the row (Spec::domain, a whole number of chunks of chunkElements)
   /// is held in up to this many chunks per thread; the launch takes the
   /// fewest whole warps that hold it, at most `block` (see launchThreads).
@@ -88,6 +92,9 @@ struct Variant {
 int64_t launchThreads(const Variant &v, int64_t length);
 /// Chunk slots those threads leave idle.
 int64_t launchIdleSlots(const Variant &v, int64_t length);
+/// Rows each block of a launch of `rows` rows holds, on a device of
+/// `multiprocessors` (0: unknown).
+int64_t launchRowsPerBlock(const Variant &v, int64_t rows, int multiprocessors);
 
 struct Spec {
   int version = 0;

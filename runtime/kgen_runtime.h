@@ -97,8 +97,8 @@ typedef struct {
 typedef struct {
   const char *entry;
   int block; /* threads per block; the most, where the spec's launch_threads
-                lets the launch choose fewer */
-  int rows_per_block;
+                or launch_rows_per_block lets the launch choose fewer */
+  int rows_per_block; /* the most rows a block holds */
   int shared_bytes;
 } kgen_variant_info;
 

@@ -43,7 +43,8 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    int64_t vector, int64_t threadsPerRow,
                                    int64_t rowsPerBlock, int64_t chunks,
                                    bool reread, int64_t tiles,
-                                   bool launchThreads) {
+                                   bool launchThreads,
+                                   int64_t launchRowsPerBlock) {
   if (vector < 1 || vector > 16)
     return emitError() << "vector must be in [1, 16], got " << vector;
   if (threadsPerRow < 1 || threadsPerRow > 1024 ||
@@ -55,6 +56,10 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "a block of threads_per_row * rows_per_block = "
                        << threadsPerRow * rowsPerBlock
                        << " threads is outside [1, 1024]";
+  if (launchRowsPerBlock < 0 || launchRowsPerBlock > rowsPerBlock)
+    return emitError() << "launch_rows_per_block must be in [0, "
+                       << rowsPerBlock << "] (0: rows_per_block), got "
+                       << launchRowsPerBlock;
   if (chunks < 0)
     return emitError() << "chunks must be >= 0, got " << chunks;
   if (tiles < 1 || tiles > 65535)

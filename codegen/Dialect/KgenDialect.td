@@ -65,13 +65,16 @@ def Kgen_ScheduleAttr : AttrDef<Kgen_Dialect, "Schedule"> {
     thread, so that few rows still fill the GPU. `launchThreads`: the
     threads of a row (one row per block) are chosen at launch, whole warps
     up to `threads_per_row`, so that a row of a length known only then is
-    held in `chunks` chunks per thread.
+    held in `chunks` chunks per thread. `launchRowsPerBlock`: rows a block
+    takes at launch (0: `rows_per_block`, at most that); a launch of too
+    few rows to give every multiprocessor a block takes fewer, down to one.
   }];
   let parameters = (ins "int64_t":$vector, "int64_t":$threadsPerRow,
                         "int64_t":$rowsPerBlock, "int64_t":$chunks,
                         "bool":$reread,
                         DefaultValuedParameter<"int64_t", "1">:$tiles,
-                        DefaultValuedParameter<"bool", "false">:$launchThreads);
+                        DefaultValuedParameter<"bool", "false">:$launchThreads,
+                        DefaultValuedParameter<"int64_t", "0">:$launchRowsPerBlock);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

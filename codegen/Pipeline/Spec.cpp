@@ -117,6 +117,10 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
       variant["exact_domain"] = n.getInt();
     if (auto n = kop->getAttrOfType<IntegerAttr>(mlir::kgen::kMinRowsAttr))
       variant["min_rows"] = n.getInt();
+    if (s.getRowsPerBlock() > 1) // the most: a launch may take fewer
+      variant["launch_rows_per_block"] = s.getLaunchRowsPerBlock()
+                                             ? s.getLaunchRowsPerBlock()
+                                             : s.getRowsPerBlock();
     if (s.getLaunchThreads()) // "block" is then the most threads
       variant["launch_threads"] = json::Object{
           {"chunk_elements", s.getVector()}, {"chunks", s.getChunks()}};

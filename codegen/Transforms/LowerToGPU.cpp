@@ -65,8 +65,16 @@ void RowLowering::emitPrologue() {
     lane = arith::RemUIOp::create(b, loc, tid, threads);
     rowInBlock = arith::DivUIOp::create(b, loc, tid, threads);
   }
+  // A block holds at most `rpb` rows; the launch may give it fewer (few
+  // rows spread over more blocks), so the rows a block holds are read from
+  // its size.
+  Value perBlock =
+      rpb > 1 ? (Value)arith::DivUIOp::create(
+                    b, loc, gpu::BlockDimOp::create(b, loc, gpu::Dimension::x),
+                    threads)
+              : cIndex(1);
   Value rawRow = toI64(arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, bid, cIndex(rpb)), rowInBlock));
+      b, loc, arith::MulIOp::create(b, loc, bid, perBlock), rowInBlock));
   rowValid =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, rawRow, rows);
   // Rows past the end read the last row (never out of bounds: rows >= 1 at
@@ -696,7 +704,7 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
                                b.getFunctionType(params, {}), workgroup);
     func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
     int32_t block = s.getThreadsPerRow() * s.getRowsPerBlock();
-    if (s.getLaunchThreads()) // the most; the runtime picks fewer
+    if (s.getLaunchThreads() || s.getRowsPerBlock() > 1) // the most
       func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
                     b.getDenseI32ArrayAttr({block, 1, 1}));
     else

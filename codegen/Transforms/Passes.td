@@ -36,7 +36,7 @@ def KgenMakeVariants : Pass<"kgen-make-variants", "ModuleOp"> {
     A kernel of static length that reduces, over rows of whole chunks, also
     gets `_vec_rows` (`kgen.min_rows`): the runtime launches it only on many
     rows, and the schedule gives it one row per block and at most 128
-    threads per row.
+    threads per row (dropped where those are `_vec`'s threads).
   }];
   let dependentDialects = ["::mlir::kgen::KgenDialect"];
 }
@@ -46,15 +46,16 @@ def KgenSchedule : Pass<"kgen-schedule", "ModuleOp"> {
   let description = [{
     Attaches `#kgen.schedule` to each kernel: a chunk of 16 bytes of the
     widest row dtype per thread, threads per row so that each thread holds a
-    few chunks (several loads in flight), rows per block, and whether the row
-    stays in registers between reductions and writes (when it fits) or is
-    re-read (dynamic or very long rows).
+    few chunks (several loads in flight), the most rows per block and the
+    rows a block takes at launch, and whether the row stays in registers
+    between reductions and writes (when it fits) or is re-read (dynamic or
+    very long rows).
   }];
   let options = [
     Option<"threadsPerRow", "threads-per-row", "int64_t", "0",
            "Force the threads per row (a power of two; 0 = choose)">,
     Option<"rowsPerBlock", "rows-per-block", "int64_t", "0",
-           "Force the rows per block (0 = choose)">,
+           "Force the rows per block, at launch too (0 = choose)">,
   ];
   let dependentDialects = ["::mlir::kgen::KgenDialect"];
 }
@@ -79,7 +80,9 @@ def KgenLowerToGPU : Pass<"kgen-lower-to-gpu", "ModuleOp"> {
     masked tail); reductions are per-thread, then warp shuffles, then shared
     memory across the warps of a row. A `launchThreads` schedule takes its
     threads from the launched block (`nvvm.maxntid` bounds them) and masks
-    each thread's last chunk as a whole. Parameters are raw pointers, row
+    each thread's last chunk as a whole. A block of several rows reads how
+    many it holds from its size (`nvvm.maxntid` bounds it), so that the
+    launch may give it fewer. Parameters are raw pointers, row
     strides (elements), scalars, dynamic dims and the row count; the order is
     recorded in the `kgen.abi` attribute for the spec.
   }];

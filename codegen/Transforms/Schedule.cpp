@@ -33,6 +33,13 @@ constexpr int64_t kTargetBlock = 256;
 // threads x 4 chunks to 87-92% on 128 x 8, adaln 3072 (x 8 x 4096) from 85%
 // to 92% on 1 row a block.
 constexpr int64_t kManyRowsThreads = 128;
+// The fewest threads a block of rows that reduce over whole warps takes at
+// launch, when its rows fill the GPU. On an H200 (bf16, 8 to 65536 rows):
+// one row of 64 or 128 threads a block ran up to 1.3x faster than 4 or 2
+// (hidden 2048 and 4096), 2 rows of 32 threads (adaln 1152, 8192 and 32768
+// rows) 1.08-1.11x faster than 8. Rows of fewer threads lost in blocks of 64
+// (hidden 512 on 16 threads: 0.84x at 65536 rows).
+constexpr int64_t kLaunchBlock = 64;
 // Threads per row for dynamic rows, whose length is unknown.
 constexpr int64_t kDynamicThreads = 256;
 // At most this many threads per row: measured on an H200 (bench/sweep.sh,
@@ -105,6 +112,15 @@ std::optional<std::pair<int64_t, int64_t>> evenRow(int64_t nvec, int64_t tpr,
   return best;
 }
 
+/// Whether two schedules differ at most in the rows a block holds.
+bool sameButRows(ScheduleAttr a, ScheduleAttr b) {
+  return a.getVector() == b.getVector() &&
+         a.getThreadsPerRow() == b.getThreadsPerRow() &&
+         a.getChunks() == b.getChunks() && a.getReread() == b.getReread() &&
+         a.getTiles() == b.getTiles() &&
+         a.getLaunchThreads() == b.getLaunchThreads();
+}
+
 struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
   using Base::Base;
 
@@ -114,7 +130,8 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     if (!ok)
       return signalPassFailure();
     // A variant for many rows that schedules like `_vec` would only cost
-    // compile time; one that re-reads its rows was never measured to gain.
+    // compile time (the launch picks the rows a block holds); one that
+    // re-reads its rows was never measured to gain.
     SmallVector<KernelOp> kernels(getOperation().getOps<KernelOp>());
     for (KernelOp k : kernels) {
       if (!k->hasAttr(kMinRowsAttr))
@@ -123,7 +140,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       auto base = SymbolTable::lookupNearestSymbolFrom<KernelOp>(
           k, StringAttr::get(k.getContext(), name.drop_back(5)));
       if (k.getScheduleAttr().getReread() ||
-          (base && base.getScheduleAttr() == k.getScheduleAttr()))
+          (base && sameButRows(base.getScheduleAttr(), k.getScheduleAttr())))
         k.erase();
     }
   }
@@ -152,7 +169,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       auto attr = ScheduleAttr::getChecked(
           [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
           vector, kMaxHeldThreads, int64_t(1), held.getInt(), false, int64_t(1),
-          true);
+          true, int64_t(0));
       if (!attr)
         return failure();
       k.setScheduleAttr(attr);
@@ -195,7 +212,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
                                    : std::max<int64_t>(1, kTargetBlock / tpr);
         auto attr = ScheduleAttr::getChecked(
             [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
-            vector, tpr, rpb, c, false, tiles, false);
+            vector, tpr, rpb, c, false, tiles, false, int64_t(0));
         if (!attr)
           return failure();
         k.setScheduleAttr(attr);
@@ -229,9 +246,17 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     int64_t block = manyRows ? 1 : kTargetBlock;
     int64_t rpb =
         rowsPerBlock ? rowsPerBlock : std::max<int64_t>(1, block / tpr);
+    // Rows that reduce over whole warps run in blocks of 64 threads or the
+    // fewest rows over that: a block's barrier then waits on its own row
+    // alone. Rows of part of a warp keep their blocks of kTargetBlock.
+    int64_t launchRows = 0;
+    if (!rowsPerBlock && !k.getBody().getOps<ReduceOp>().empty() && tpr >= 32)
+      launchRows = llvm::divideCeil(kLaunchBlock, tpr);
+    if (launchRows >= rpb)
+      launchRows = 0; // all of them
     auto attr = ScheduleAttr::getChecked(
         [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
-        vector, tpr, rpb, chunks, reread, int64_t(1), false);
+        vector, tpr, rpb, chunks, reread, int64_t(1), false, launchRows);
     if (!attr)
       return failure();
     k.setScheduleAttr(attr);

@@ -365,6 +365,26 @@ kgen.kernel @block_too_big(%x: !kgen.rows<f32> {kgen.name = "x"})
 
 // -----
 
+// expected-error@+2 {{launch_rows_per_block must be in [0, 4] (0: rows_per_block), got 8}}
+kgen.kernel @launch_rows_too_many(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 64, rowsPerBlock = 4, chunks = 1, reread = false, launchRowsPerBlock = 8>} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
+// expected-error@+2 {{launch_rows_per_block must be in [0, 4] (0: rows_per_block), got -1}}
+kgen.kernel @launch_rows_negative(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 64, rowsPerBlock = 4, chunks = 1, reread = false, launchRowsPerBlock = -1>} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
 // expected-error@+2 {{a block of threads_per_row * rows_per_block = 0 threads is outside [1, 1024]}}
 kgen.kernel @rpb0(%x: !kgen.rows<f32> {kgen.name = "x"})
     attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 32, rowsPerBlock = 0, chunks = 1, reread = false>} {

@@ -15,10 +15,18 @@
 // No reduction: no workgroup memory between the parameters and `kernel`.
 // CHECK-NEXT: gpu.func @copy(%{{[a-z0-9]+}}: !llvm.ptr<1>, %{{[a-z0-9]+}}: !llvm.ptr<1>, %{{[a-z0-9]+}}: i64, %{{[a-z0-9]+}}: i64, %[[ROWS:[a-z0-9]+]]: i64) kernel
 // CHECK-SAME: kgen.abi = ["ptr:x", "ptr:y", "stride:x", "stride:y", "rows"]
-// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// At most 32 rows a block (256 threads); the launch may give fewer, so the
+// block's first row is block_id x (block_dim / 8).
+// CHECK-SAME: nvvm.maxntid = array<i32: 256, 1, 1>
 // CHECK: %[[TID:.+]] = gpu.thread_id x
+// CHECK: %[[BID:.+]] = gpu.block_id x
 // CHECK: %[[C8:.+]] = arith.constant 8 : index
 // CHECK-NEXT: arith.remui %[[TID]], %[[C8]] : index
+// CHECK-NEXT: %[[RIB:.+]] = arith.divui %[[TID]], %[[C8]] : index
+// CHECK-NEXT: %[[BDIM:.+]] = gpu.block_dim x
+// CHECK-NEXT: %[[RPB:.+]] = arith.divui %[[BDIM]], %[[C8]] : index
+// CHECK-NEXT: %[[FIRST:.+]] = arith.muli %[[BID]], %[[RPB]] : index
+// CHECK-NEXT: arith.addi %[[FIRST]], %[[RIB]] : index
 // Rows past the end are clamped (min) and write nothing (slt).
 // CHECK: %[[VALID:.+]] = arith.cmpi slt, %{{.+}}, %[[ROWS]] : i64
 // CHECK: arith.minsi
@@ -53,7 +61,7 @@ kgen.kernel @copy(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
 // CHECK-LABEL: gpu.func @abi(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: !llvm.ptr<1>, %[[W:[a-z0-9]+]]: !llvm.ptr<1>, %[[Y:[a-z0-9]+]]: !llvm.ptr<1>, %[[SX:[a-z0-9]+]]: i64, %[[SY:[a-z0-9]+]]: i64, %[[EPS:[a-z0-9]+]]: f32, %[[D:[a-z0-9]+]]: i64, %[[K:[a-z0-9]+]]: i32, %[[ROWS:[a-z0-9]+]]: i64) kernel
 // CHECK-SAME: kgen.abi = ["ptr:x", "ptr:w", "ptr:y", "stride:x", "stride:y", "scalar:eps", "dim:d", "scalar:k", "rows"]
-// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
+// CHECK-SAME: nvvm.maxntid = array<i32: 128, 1, 1>
 // CHECK: arith.cmpi slt, %{{.+}}, %[[ROWS]] : i64
 // CHECK: %[[ROW:.+]] = arith.minsi
 // Each !kgen.rows pointer is moved to this thread's row with its own stride.
@@ -263,7 +271,7 @@ kgen.kernel @wide_copy(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "
 // CHECK-LABEL: gpu.func @norm(
 // CHECK-SAME: workgroup(%[[SMEM:.+]] : memref<16xf32, #gpu.address_space<workgroup>>) kernel
 // CHECK-SAME: kgen.abi = ["ptr:x", "ptr:w", "ptr:y", "stride:x", "stride:y", "scalar:eps", "rows"]
-// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK-SAME: nvvm.maxntid = array<i32: 256, 1, 1>
 // CHECK: vector.reduction <add>
 // CHECK-NEXT: arith.constant 32 : i32
 // CHECK-NEXT: arith.constant 16 : i32

@@ -10,18 +10,20 @@
 // chunks per thread in kernels with reductions (at most 256 threads, more
 // only when the row would not fit in registers; whole warps when they leave
 // fewer chunk slots idle), while elementwise kernels take one chunk per
-// thread and split long rows into tiles. Rows per block fill 256 threads.
+// thread and split long rows into tiles. Rows per block fill 256 threads;
+// rows that reduce over whole warps launch fewer (launchRowsPerBlock): one
+// row of 64 threads or more a block, two of 32.
 // The row is re-read when it does not fit in half of a thread's registers
 // (at most 128 elements), or when the length is dynamic.
 
 // bf16, 4096, with a reduction: 512 chunks of 8 -> 128 threads x 4 chunks
-// (32 elements), 2 rows per block.
+// (32 elements), 2 rows per block at most, 1 at launch.
 // CHECK-LABEL: kgen.kernel @bf16_4096(
-// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 128, rowsPerBlock = 2, chunks = 4, reread = false>
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 128, rowsPerBlock = 2, chunks = 4, reread = false, launchRowsPerBlock = 1>
 // Forced 32 threads: 16 chunks of the row load per thread, more than a
 // thread holds of a load: re-read.
 // TPR32-LABEL: kgen.kernel @bf16_4096(
-// TPR32-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 16, reread = true>
+// TPR32-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 16, reread = true, launchRowsPerBlock = 2>
 // RPB1-LABEL: kgen.kernel @bf16_4096(
 // RPB1-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 128, rowsPerBlock = 1, chunks = 4, reread = false>
 // BOTH-LABEL: kgen.kernel @bf16_4096(
@@ -172,11 +174,12 @@ kgen.kernel @i8_2048(%x: !kgen.rows<i8> {kgen.name = "x"},
 }
 
 // A tiny row: 64 bf16 = 8 chunks -> 8 threads per row (less than a warp),
-// one chunk each, 32 rows per block.
+// one chunk each, 32 rows per block (also at launch: rows of part of a
+// warp have no barrier to wait on).
 // CHECK-LABEL: kgen.kernel @tiny_64(
 // CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 8, rowsPerBlock = 32, chunks = 1, reread = false>
 // TPR32-LABEL: kgen.kernel @tiny_64(
-// TPR32-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 1, reread = false>
+// TPR32-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 1, reread = false, launchRowsPerBlock = 2>
 // RPB1-LABEL: kgen.kernel @tiny_64(
 // RPB1-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 8, rowsPerBlock = 1, chunks = 1, reread = false>
 kgen.kernel @tiny_64(%x: !kgen.rows<bf16> {kgen.name = "x"})
@@ -205,9 +208,10 @@ kgen.kernel @three(%x: !kgen.rows<f32> {kgen.name = "x"})
 }
 
 // 1000 bf16 = 125 chunks (the last one partial). With a reduction: 32
-// threads x 4 chunks; without: 64 threads x 2 chunks.
+// threads x 4 chunks, 2 rows a block at launch; without: 128 threads x 1
+// chunk in tiles, and the launch keeps 2 rows a block.
 // CHECK-LABEL: kgen.kernel @bf16_1000(
-// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 4, reread = false>
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 4, reread = false, launchRowsPerBlock = 2>
 kgen.kernel @bf16_1000(%x: !kgen.rows<bf16> {kgen.name = "x"})
     attributes {dims = {n = 1000 : i64}} {
   %n = arith.constant 1000 : index
@@ -344,6 +348,36 @@ kgen.kernel @many_vec(%x: !kgen.rows<bf16> {kgen.name = "x"},
   %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<8192xbf16>
   %f = arith.extf %v : tensor<8192xbf16> to tensor<8192xf32>
   %t = kgen.reduce sum %f : tensor<8192xf32> -> f32
+  kgen.store %t, %s : f32, !kgen.scalars<f32>
+  kgen.return
+}
+
+// bf16 2048: the variant would take _vec's 64 threads x 4 chunks, differing
+// only in the rows a block holds, which the launch picks: dropped.
+// CHECK-NOT: kgen.kernel @short_vec_rows(
+// CHECK-LABEL: kgen.kernel @short_vec(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 64, rowsPerBlock = 4, chunks = 4, reread = false, launchRowsPerBlock = 1>
+kgen.kernel @short_vec_rows(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                            %s: !kgen.scalars<f32> {kgen.name = "s"})
+    attributes {dims = {n = 2048 : i64}, kgen.min_rows = 8192 : i64} {
+  %n = arith.constant 2048 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<2048xbf16>
+  %f = arith.extf %v : tensor<2048xbf16> to tensor<2048xf32>
+  %t = kgen.reduce sum %f : tensor<2048xf32> -> f32
+  kgen.store %t, %s : f32, !kgen.scalars<f32>
+  kgen.return
+}
+kgen.kernel @short_vec(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                       %s: !kgen.scalars<f32> {kgen.name = "s"})
+    attributes {dims = {n = 2048 : i64}} {
+  %n = arith.constant 2048 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<2048xbf16>
+  %f = arith.extf %v : tensor<2048xbf16> to tensor<2048xf32>
+  %t = kgen.reduce sum %f : tensor<2048xf32> -> f32
   kgen.store %t, %s : f32, !kgen.scalars<f32>
   kgen.return
 }

@@ -360,6 +360,81 @@ TEST(ArgsRows, MinRowsMustBePositive) {
   EXPECT_THAT(kgen::rt::lastError(), ::testing::HasSubstr("min_rows"));
 }
 
+namespace {
+
+/// RmsnormSpec whose first variant holds at most `rows` rows of
+/// `threads` threads a block and launches `launch` ("" for none).
+std::string launchRowsSpec(int threads, int rows, const std::string &launch) {
+  std::string fields = R"("block": )" + std::to_string(threads * rows) +
+                       R"(, "rows_per_block": )" + std::to_string(rows);
+  if (!launch.empty())
+    fields += R"(, "launch_rows_per_block": )" + launch;
+  return replaced(RmsnormSpec, R"("block": 128, "rows_per_block": 1)", fields);
+}
+
+/// (grid, block) of a launch of `rows` rows on `multiprocessors`.
+std::pair<uint32_t, uint32_t> placed(const std::string &specText, int64_t rows,
+                                     int multiprocessors) {
+  kgen::rt::Spec spec;
+  std::string err;
+  EXPECT_TRUE(kgen::rt::parseSpec(specText, spec, err)) << err;
+  RmsnormArgs a;
+  kgen::rt::BoundArgs bound;
+  EXPECT_EQ(kgen::rt::bindArgs(spec, a.args, 5, rows, bound, err), KGEN_OK)
+      << err;
+  EXPECT_EQ(bound.variant, 0u);
+  kgen::rt::placeRows(spec, bound, multiprocessors);
+  return {bound.gridX, bound.blockX};
+}
+
+} // namespace
+
+TEST(ArgsLaunchRows, ManyRowsTakeTheLaunchRowsPerBlock) {
+  // At most 4 rows of 64 threads a block, one at launch.
+  std::string spec = launchRowsSpec(64, 4, "1");
+  EXPECT_EQ(placed(spec, 4096, 132), std::make_pair(4096u, 64u));
+  EXPECT_EQ(placed(spec, 4096, 0), std::make_pair(4096u, 64u));
+  // Without launch_rows_per_block a block always holds rows_per_block.
+  EXPECT_EQ(placed(launchRowsSpec(64, 4, ""), 4096, 132),
+            std::make_pair(1024u, 256u));
+  EXPECT_EQ(placed(launchRowsSpec(64, 4, ""), 5, 132),
+            std::make_pair(2u, 256u));
+}
+
+TEST(ArgsLaunchRows, FewRowsSpreadOverEveryMultiprocessor) {
+  // Rows of 8 threads, 32 a block (rope's heads of 128).
+  std::string spec = launchRowsSpec(8, 32, "32");
+  // 65536 rows fill any GPU: 32 a block.
+  EXPECT_EQ(placed(spec, 65536, 132), std::make_pair(2048u, 256u));
+  // 1280 rows make 40 blocks of 32, too few for 132 multiprocessors: 9 rows
+  // a block (143 blocks of 72 threads).
+  EXPECT_EQ(placed(spec, 1280, 132), std::make_pair(143u, 72u));
+  // 40 rows: one a block.
+  EXPECT_EQ(placed(spec, 40, 132), std::make_pair(40u, 8u));
+  EXPECT_EQ(placed(spec, 1, 132), std::make_pair(1u, 8u));
+  // The multiprocessors unknown: the launch rows.
+  EXPECT_EQ(placed(spec, 40, 0), std::make_pair(2u, 256u));
+  // Exactly enough blocks: no spreading.
+  EXPECT_EQ(placed(spec, 132 * 32, 132), std::make_pair(132u, 256u));
+}
+
+TEST(ArgsLaunchRows, SpecChecksTheLaunchRows) {
+  kgen::rt::Kernel kernel;
+  for (const char *bad : {"0", "5"}) {
+    EXPECT_EQ(kernel.create(RmsnormPtx, launchRowsSpec(64, 4, bad)),
+              KGEN_ERROR_INVALID_SPEC)
+        << bad;
+    EXPECT_THAT(kgen::rt::lastError(), HasSubstr("launch_rows_per_block"));
+  }
+  // A block that is not rows_per_block rows of equal threads.
+  std::string uneven = replaced(launchRowsSpec(64, 4, "1"), R"("block": 256)",
+                                R"("block": 250)");
+  EXPECT_EQ(kernel.create(RmsnormPtx, uneven), KGEN_ERROR_INVALID_SPEC);
+  EXPECT_THAT(kgen::rt::lastError(),
+              HasSubstr("'launch_rows_per_block' needs a block of "
+                        "rows_per_block rows of equal threads"));
+}
+
 TEST(ArgsDomain, ExactDomainNeedsADomain) {
   std::string spec =
       replaced(RmsnormSpec, R"("entry": "rmsnorm_bf16_v8",)",
