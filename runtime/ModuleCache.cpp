@@ -124,8 +124,7 @@ kgen_status getFunction(const Driver &d, CUcontext ctx,
   if (!module) {
     auto fresh = std::make_unique<Module>();
     fresh->ptx = ptx;
-    if (kgen_status st = loadModule(d, *ptx, fresh->module, err))
-      return st;
+    // Before the load, so that a failure leaves no module behind.
     CUdevice dev;
     CUresult r = d.ctxGetDevice(&dev);
     if (r == CUDA_SUCCESS)
@@ -135,6 +134,8 @@ kgen_status getFunction(const Driver &d, CUcontext ctx,
       err = d.errorText(r, "the device's multiprocessor count");
       return KGEN_ERROR_CUDA;
     }
+    if (kgen_status st = loadModule(d, *ptx, fresh->module, err))
+      return st;
     module = fresh.get();
     bucket.push_back(std::move(fresh));
   }

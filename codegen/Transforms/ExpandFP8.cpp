@@ -166,8 +166,8 @@ struct ExpandFP8 : ::mlir::kgen::impl::KgenExpandFP8Base<ExpandFP8> {
   }
 
   // One walk: a rewrite makes no fp8 conversion for another to match, and
-  // most kernels have none (the greedy driver's fixpoint iteration cost 5%
-  // of a compile without fp8).
+  // most kernels have none (the greedy driver's iterations cost 1% of the
+  // instructions of a compile, sm_90 bf16 bundle).
   void runOnOperation() override {
     walkAndApplyPatterns(getOperation(), patterns);
   }
