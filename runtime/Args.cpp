@@ -237,6 +237,11 @@ private:
         return std::to_string(b.rows) + " rows, fewer than " +
                std::to_string(v.minRows);
       });
+    if (v.maxRows && b.rows > v.maxRows)
+      return reject([&] {
+        return std::to_string(b.rows) + " rows, more than " +
+               std::to_string(v.maxRows);
+      });
     if (v.heldChunks > 0) {
       int64_t len = domainLength(b);
       if (len % v.chunkElements)

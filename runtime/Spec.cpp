@@ -448,8 +448,12 @@ private:
       if (!spec.hasDomain)
         return r.fail(at, "'exact_domain' needs the spec's 'domain'");
     }
+    int64_t cluster = 0;
     if (!r.getInt(v, at, "min_rows", 1, INT64_MAX, var.minRows,
                   /*required=*/false) ||
+        !r.getInt(v, at, "max_rows", 1, INT64_MAX, var.maxRows,
+                  /*required=*/false) ||
+        !r.getInt(v, at, "cluster", 2, 8, cluster, /*required=*/false) ||
         !r.getInt(v, at, "launch_rows_per_block", 1, rowsPerBlock,
                   var.launchRowsPerBlock, /*required=*/false))
       return false;
@@ -469,6 +473,9 @@ private:
         return r.fail(at, "'launch_threads' needs rows_per_block = 1, "
                           "tiles = 1 and a block of whole warps");
     }
+    if (cluster && (cluster != tiles || rowsPerBlock != 1))
+      return r.fail(at, "'cluster' must equal 'tiles' over one row a block");
+    var.cluster = cluster > 0;
     var.block = static_cast<int>(block);
     var.rowsPerBlock = static_cast<int>(rowsPerBlock);
     var.sharedBytes = static_cast<int>(sharedBytes);

@@ -75,6 +75,11 @@ struct Variant {
   int64_t exactDomain = 0;
   /// > 0: only for launches of at least this many rows.
   int64_t minRows = 0;
+  /// > 0: only for launches of at most this many rows.
+  int64_t maxRows = 0;
+  /// The `tiles` blocks of a row form a thread-block cluster (the PTX says
+  /// so with .reqnctapercluster; sm_90 and newer).
+  bool cluster = false;
   /// > 0: a launch may give a block fewer rows than rowsPerBlock (of block /
   /// rowsPerBlock threads each): this many, or fewer when the rows are few
   /// (see launchRowsPerBlock). 0: always rowsPerBlock.

@@ -44,7 +44,7 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    int64_t rowsPerBlock, int64_t chunks,
                                    bool reread, int64_t tiles,
                                    bool launchThreads,
-                                   int64_t launchRowsPerBlock) {
+                                   int64_t launchRowsPerBlock, bool cluster) {
   if (vector < 1 || vector > 16)
     return emitError() << "vector must be in [1, 16], got " << vector;
   if (threadsPerRow < 1 || threadsPerRow > 1024 ||
@@ -73,5 +73,13 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           "registers (rows_per_block = 1, tiles = 1, "
                           "reread = false, chunks >= 1) and threads_per_row "
                           "a multiple of 32";
+  // 8: the most blocks a cluster may portably hold.
+  if (cluster && (tiles < 2 || tiles > 8 || rowsPerBlock != 1 ||
+                  launchThreads || reread || chunks < 1))
+    return emitError() << "a cluster needs 2 to 8 tiles of one row per "
+                          "block held in registers (tiles in [2, 8], "
+                          "rows_per_block = 1, launchThreads = false, reread = "
+                          "false, chunks >= 1), got tiles = "
+                       << tiles;
   return success();
 }

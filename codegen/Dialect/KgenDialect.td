@@ -68,13 +68,18 @@ def Kgen_ScheduleAttr : AttrDef<Kgen_Dialect, "Schedule"> {
     held in `chunks` chunks per thread. `launchRowsPerBlock`: rows a block
     takes at launch (0: `rows_per_block`, at most that); a launch of too
     few rows to give every multiprocessor a block takes fewer, down to one.
+    `cluster`: the `tiles` blocks of a row (2 to 8, one row each) form a
+    thread-block cluster (sm_90 and newer) and combine the row's reductions
+    through distributed shared memory, so that a reduction over a long row
+    spreads over several SMs.
   }];
   let parameters = (ins "int64_t":$vector, "int64_t":$threadsPerRow,
                         "int64_t":$rowsPerBlock, "int64_t":$chunks,
                         "bool":$reread,
                         DefaultValuedParameter<"int64_t", "1">:$tiles,
                         DefaultValuedParameter<"bool", "false">:$launchThreads,
-                        DefaultValuedParameter<"int64_t", "0">:$launchRowsPerBlock);
+                        DefaultValuedParameter<"int64_t", "0">:$launchRowsPerBlock,
+                        DefaultValuedParameter<"bool", "false">:$cluster);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

@@ -44,9 +44,9 @@ const std::vector<Arch> &supportedArchs() {
                                           {"sm_80", 80},
                                           {"sm_86", 80},
                                           {"sm_89", 80},
-                                          {"sm_90", 80, true, true},
-                                          {"sm_90a", 80, true, true},
-                                          {"sm_100", 86, true, true}};
+                                          {"sm_90", 80, true, true, true},
+                                          {"sm_90a", 80, true, true, true},
+                                          {"sm_100", 86, true, true, true}};
   return archs;
 }
 
@@ -158,10 +158,13 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
 
   // Stage kgen.
   std::string kgenKey = "kgen|" + std::to_string(opts.threadsPerRow) + "|" +
-                        std::to_string(opts.rowsPerBlock);
+                        std::to_string(opts.rowsPerBlock) + "|" +
+                        std::to_string(arch->clusters);
   if (failed(run(module, kgenKey, [&](PassManager &pm) {
         pm.addPass(mlir::kgen::createKgenFastMath());
-        pm.addPass(mlir::kgen::createKgenMakeVariants());
+        mlir::kgen::KgenMakeVariantsOptions mv;
+        mv.clusters = arch->clusters;
+        pm.addPass(mlir::kgen::createKgenMakeVariants(mv));
         mlir::kgen::KgenScheduleOptions so;
         so.threadsPerRow = opts.threadsPerRow;
         so.rowsPerBlock = opts.rowsPerBlock;

@@ -36,6 +36,8 @@ struct Arch {
   /// Has cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 at its PTX version: sm_90 and
   /// newer.
   bool fp8Convert = false;
+  /// Has thread-block clusters (distributed shared memory): sm_90 and newer.
+  bool clusters = false;
 };
 const std::vector<Arch> &supportedArchs();
 const Arch *findArch(const std::string &name);

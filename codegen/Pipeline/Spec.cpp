@@ -117,6 +117,10 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
       variant["exact_domain"] = n.getInt();
     if (auto n = kop->getAttrOfType<IntegerAttr>(mlir::kgen::kMinRowsAttr))
       variant["min_rows"] = n.getInt();
+    if (auto n = kop->getAttrOfType<IntegerAttr>(mlir::kgen::kMaxRowsAttr))
+      variant["max_rows"] = n.getInt();
+    if (s.getCluster()) // the PTX's .reqnctapercluster: the tiles of a row
+      variant["cluster"] = s.getTiles();
     if (s.getRowsPerBlock() > 1) // the most: a launch may take fewer
       variant["launch_rows_per_block"] = s.getLaunchRowsPerBlock()
                                              ? s.getLaunchRowsPerBlock()

@@ -355,6 +355,8 @@ Value RowLowering::crossThreadReduce(Value s, ReduceKind kind, int slot) {
     auto sh = gpu::ShuffleOp::create(b, loc, s, o, w32, gpu::ShuffleMode::XOR);
     s = combine(kind, s, sh.getShuffleResult());
   }
+  if (sched.getCluster())
+    return clusterReduce(s, kind, slot);
   if (tpr <= 32)
     return s;
   int64_t warps = tpr / 32, rpb = sched.getRowsPerBlock();
@@ -444,9 +446,16 @@ void RowLowering::emitScalarStores() {
       storeScalar(s, map.lookup(s.getValue()));
 }
 
+// Chunks a thread of a cluster holds up to which it loads every row with
+// the reductions' (more would cost registers the held rows need).
+constexpr int64_t kClusterPreloadChunks = 2;
+
 /// The row stays in registers: `count` chunks are unrolled and their values
 /// (the loads above all) are reused by every phase.
 void RowLowering::emitInRegisters(int64_t count) {
+  // Peers write this block's memory once it runs (see ClusterReduce.cpp).
+  if (sched.getCluster())
+    NVVM::ClusterArriveRelaxedOp::create(b, loc, b.getUnitAttr());
   SmallVector<Chunk> chunks;
   for (int64_t j = 0; j < count; ++j)
     chunks.push_back(makeChunk(cIndex(j), j));
@@ -457,6 +466,13 @@ void RowLowering::emitInRegisters(int64_t count) {
   for (Chunk &c : chunks)
     for (LoadOp l : held)
       chunkValue(l.getResult(), c);
+  // A cluster's few rows wait on latency, not bandwidth: its blocks hold
+  // little, so the weights are loaded with the row, not after the barriers.
+  if (sched.getCluster() && count <= kClusterPreloadChunks)
+    for (Chunk &c : chunks)
+      for (LoadOp l : kernel.getBody().getOps<LoadOp>())
+        if (isRowValue(l.getResult()))
+          chunkValue(l.getResult(), c);
   for (int level = 1; level <= maxLevel; ++level) {
     for (ReduceOp r : reduces) {
       if (reduceLevel(r.getResult()) != level)
@@ -692,7 +708,19 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
 
     int64_t nReduce = llvm::range_size(k.getBody().getOps<ReduceOp>());
     SmallVector<Type> workgroup;
-    if (s.getThreadsPerRow() > 32 && nReduce > 0)
+    LLVM::GlobalOp clusterSlots;
+    if (s.getCluster()) {
+      // Peers write these through mapa, which takes an LLVM pointer.
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(gpuModule.getBody());
+      auto slots = LLVM::LLVMArrayType::get(
+          b.getF32Type(), std::max<int64_t>(nReduce, 1) * s.getTiles() *
+                              (s.getThreadsPerRow() / 32));
+      clusterSlots = LLVM::GlobalOp::create(
+          b, k.getLoc(), slots, /*isConstant=*/false, LLVM::Linkage::Internal,
+          (k.getSymName() + "_cluster_slots").str(), Attribute(),
+          /*alignment=*/4, /*addrSpace=*/3);
+    } else if (s.getThreadsPerRow() > 32 && nReduce > 0)
       workgroup.push_back(MemRefType::get(
           {nReduce * s.getRowsPerBlock() * (s.getThreadsPerRow() / 32)},
           b.getF32Type(), MemRefLayoutAttrInterface(),
@@ -711,8 +739,13 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
       func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({block, 1, 1}));
     func->setAttr("nvvm.maxnreg", b.getI32IntegerAttr(registerCap(k, s)));
     func->setAttr(kAbiAttr, b.getArrayAttr(abi));
+    if (s.getCluster()) // .reqnctapercluster: a plain launch forms them
+      func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
+                    b.getDenseI32ArrayAttr({int32_t(s.getTiles()), 1, 1}));
     b.setInsertionPointToStart(&func.getBody().front());
-    return RowLowering(b, k, func).run();
+    RowLowering lowering(b, k, func);
+    lowering.clusterSlots = clusterSlots;
+    return lowering.run();
   }
 };
 

@@ -79,6 +79,38 @@ constexpr int64_t kHeldThreadsAsGood = 256;
 // of memcpy against 67-98% (rmsnorm and softmax at 4096 lost 1-2 points).
 constexpr int64_t kManyRows = 8192;
 
+// A `_vec_cluster` variant is launched on at most a row's chunks / 64 rows,
+// and only rows of at least 256 chunks get one. On an H200 (bf16, steady
+// state), one-level norms on a cluster against `_vec`: 1 row of 2048 1.50
+// -> 1.32 us, but 16 rows 1.53 -> 1.60; 16 rows of 4096 1.74 -> 1.70, 32
+// rows 1.79 -> 1.82; 32 rows of 8192 2.05 -> 2.01 and of 16384 2.63 ->
+// 2.44 (fused_add_rmsnorm: 3.31 -> 2.48).
+constexpr int64_t kChunksPerFewRow = 64;
+constexpr int64_t kClusterMinChunks = 256;
+
+/// Whether some reduction of `k` reads another's result (layernorm's
+/// variance reads its mean). Such kernels get no cluster variant: a second
+/// cluster barrier lost on an H200 (layernorm, softmax and
+/// rmsnorm_quant_dynamic, bf16 2048 to 8192 at 1 to 32 rows: 0.05 to 0.7 us
+/// slower than `_vec`).
+bool hasNestedReduction(KernelOp k) {
+  llvm::DenseMap<Value, bool> memo;
+  std::function<bool(Value)> readsReduce = [&](Value v) {
+    Operation *op = v.getDefiningOp();
+    if (!op)
+      return false;
+    if (isa<ReduceOp>(op))
+      return true;
+    auto [it, fresh] = memo.try_emplace(v, false);
+    if (!fresh)
+      return it->second;
+    bool r = llvm::any_of(op->getOperands(), readsReduce);
+    return memo[v] = r;
+  };
+  return llvm::any_of(k.getBody().getOps<ReduceOp>(),
+                      [&](ReduceOp r) { return readsReduce(r.getInput()); });
+}
+
 /// Whether a `_vec` clone may hold its rows in `chunks` chunks per thread:
 /// it reduces (else nothing is held), the held loads fit, and rows are a
 /// whole number of chunks, so that a chunk is wholly in or out of the row.
@@ -92,6 +124,8 @@ bool canHold(KernelOp vec, int64_t chunks) {
 }
 
 struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
+  using Base::Base;
+
   void runOnOperation() override {
     SmallVector<KernelOp> kernels(getOperation().getOps<KernelOp>());
     for (KernelOp k : kernels) {
@@ -134,8 +168,19 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
       }
       // Only rows of whole chunks: masking the last one cost the registers
       // of ptxas spills (layernorm bf16 4095 on 64 threads x 8 chunks).
-      if (length && *length % chunkVector(k) == 0 &&
-          !k.getBody().getOps<ReduceOp>().empty()) {
+      bool wholeReduce = length && *length % chunkVector(k) == 0 &&
+                         !k.getBody().getOps<ReduceOp>().empty();
+      int64_t nvec = length ? *length / chunkVector(k) : 0;
+      if (clusters && wholeReduce && nvec >= kClusterMinChunks &&
+          !hasNestedReduction(k)) {
+        auto few = cast<KernelOp>(b.clone(*k));
+        few.setSymName((name + "_vec_cluster").str());
+        assume(few, 16, 16);
+        few->setAttr(kVariantAttr, b.getStringAttr("vec"));
+        few->setAttr(kMaxRowsAttr,
+                     b.getI64IntegerAttr(nvec / kChunksPerFewRow));
+      }
+      if (wholeReduce) {
         auto rows = cast<KernelOp>(b.clone(*k));
         rows.setSymName((name + "_vec_rows").str());
         assume(rows, 16, 16);

@@ -36,6 +36,9 @@ inline constexpr llvm::StringLiteral kHeldChunksAttr = "kgen.held_chunks";
 /// A variant the runtime launches only on at least this many rows (the
 /// schedule packs its rows differently).
 inline constexpr llvm::StringLiteral kMinRowsAttr = "kgen.min_rows";
+/// A variant the runtime launches only on at most this many rows (the
+/// schedule spreads each row over a cluster of blocks).
+inline constexpr llvm::StringLiteral kMaxRowsAttr = "kgen.max_rows";
 /// The gpu.func attribute listing its parameters for the spec.
 inline constexpr llvm::StringLiteral kAbiAttr = "kgen.abi";
 

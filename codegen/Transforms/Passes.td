@@ -36,8 +36,16 @@ def KgenMakeVariants : Pass<"kgen-make-variants", "ModuleOp"> {
     A kernel of static length that reduces, over rows of whole chunks, also
     gets `_vec_rows` (`kgen.min_rows`): the runtime launches it only on many
     rows, and the schedule gives it one row per block and at most 128
-    threads per row (dropped where those are `_vec`'s threads).
+    threads per row (dropped where those are `_vec`'s threads). With
+    `clusters` (sm_90 and newer), such a kernel over rows of at least 256
+    chunks also gets `_vec_cluster` (`kgen.max_rows`), first: the runtime
+    launches it only on few rows, and the schedule spreads each row over a
+    cluster of blocks.
   }];
+  let options = [
+    Option<"clusters", "clusters", "bool", "false",
+           "Make `_vec_cluster` variants (the target has clusters)">,
+  ];
   let dependentDialects = ["::mlir::kgen::KgenDialect"];
 }
 
@@ -90,7 +98,7 @@ def KgenLowerToGPU : Pass<"kgen-lower-to-gpu", "ModuleOp"> {
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
-    "::mlir::memref::MemRefDialect"
+    "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect"
   ];
 }
 

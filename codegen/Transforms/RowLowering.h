@@ -59,6 +59,8 @@ private:
   void emitReadyScalars();
   int reduceLevel(Value v);
   Value crossThreadReduce(Value partial, ReduceKind kind, int slot);
+  /// ClusterReduce.cpp: the warps' partials of a row over its cluster.
+  Value clusterReduce(Value warpPartial, ReduceKind kind, int slot);
   Value combine(ReduceKind kind, Value a, Value b);
   Value identity(ReduceKind kind, Type t);
   void emitPrologue();
@@ -103,6 +105,10 @@ public:
   Value lane, rowInBlock, row, rowValid, length;
   Value threads;   ///< threads per row (index): the schedule's, or launched
   Value tileIndex; ///< this block's tile of its rows, when there are tiles
+  /// A cluster schedule's shared slots: a partial per reduction and warp.
+  LLVM::GlobalOp clusterSlots;
+  /// The first cluster reduction waited on the barrier arrived at the start.
+  bool clusterStarted = false;
   std::optional<int64_t> staticLength;
   DenseMap<Value, int> levels;
   SmallVector<ReduceOp> reduces;

@@ -55,6 +55,10 @@ constexpr int64_t kMaxHeldThreads = 512;
 // rows, hidden 32768) rmsnorm ran at 75% of memcpy on 256 threads x 16
 // chunks, 96% on 512 x 8 (layernorm, the exception: 85% against 81%).
 constexpr int64_t kMaxHeldChunks = 8;
+// Chunks each block of a cluster aims to take of its row: one per thread of
+// 128, so that few rows spread their loads over many SMs (2 to 8 blocks a
+// row, hidden 2048 to 8192 in bf16).
+constexpr int64_t kClusterBlockChunks = 128;
 
 /// Splits a row of `nvec` chunks into tiles of `c` <= `target` chunks per
 /// thread over `tpr` threads (whole warps), wasting the fewest chunk slots:
@@ -112,6 +116,25 @@ std::optional<std::pair<int64_t, int64_t>> evenRow(int64_t nvec, int64_t tpr,
   return best;
 }
 
+/// How a row of `nvec` chunks spreads over a cluster: (tiles, threads,
+/// chunks a thread), equal spans of whole warps, at most 256 threads each,
+/// so that no chunk needs a mask. The most tiles up to about
+/// kClusterBlockChunks chunks a block; none when no 2 to 8 tiles split the
+/// row so (bf16 11008: 1376 chunks, 43 warps).
+std::optional<std::tuple<int64_t, int64_t, int64_t>>
+clusterSplit(int64_t nvec) {
+  int64_t most = std::clamp<int64_t>(nvec / kClusterBlockChunks, 2, 8);
+  for (int64_t tiles = most; tiles >= 2; --tiles) {
+    if (nvec % tiles)
+      continue;
+    int64_t per = nvec / tiles;
+    int64_t c = llvm::divideCeil(per, kMaxThreadsPerRow);
+    if (per % (32 * c) == 0)
+      return std::make_tuple(tiles, per / c, c);
+  }
+  return std::nullopt;
+}
+
 /// Whether two schedules differ at most in the rows a block holds.
 bool sameButRows(ScheduleAttr a, ScheduleAttr b) {
   return a.getVector() == b.getVector() &&
@@ -125,6 +148,16 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
   using Base::Base;
 
   void runOnOperation() override {
+    // A cluster variant whose row splits unevenly would mask its chunks:
+    // `_vec` serves those rows.
+    for (KernelOp k :
+         llvm::make_early_inc_range(getOperation().getOps<KernelOp>()))
+      if (k->hasAttr(kMaxRowsAttr)) {
+        std::optional<int64_t> length =
+            getConstantIntValue(k.getDomainOp().getLength());
+        if (!length || !clusterSplit(*length / chunkVector(k)))
+          k.erase();
+      }
     bool ok = true;
     getOperation().walk([&](KernelOp k) { ok &= succeeded(schedule(k)); });
     if (!ok)
@@ -169,7 +202,20 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       auto attr = ScheduleAttr::getChecked(
           [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
           vector, kMaxHeldThreads, int64_t(1), held.getInt(), false, int64_t(1),
-          true, int64_t(0));
+          true, int64_t(0), false);
+      if (!attr)
+        return failure();
+      k.setScheduleAttr(attr);
+      return success();
+    }
+    if (k->hasAttr(kMaxRowsAttr)) {
+      // Rows of whole chunks (kgen-make-variants checked) that split evenly
+      // (checked above). The forced threads and rows do not apply: a block
+      // of a cluster holds one row.
+      auto [tiles, t, c] = *clusterSplit(*length / vector);
+      auto attr = ScheduleAttr::getChecked(
+          [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
+          vector, t, int64_t(1), c, false, tiles, false, int64_t(0), true);
       if (!attr)
         return failure();
       k.setScheduleAttr(attr);
@@ -212,7 +258,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
                                    : std::max<int64_t>(1, kTargetBlock / tpr);
         auto attr = ScheduleAttr::getChecked(
             [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
-            vector, tpr, rpb, c, false, tiles, false, int64_t(0));
+            vector, tpr, rpb, c, false, tiles, false, int64_t(0), false);
         if (!attr)
           return failure();
         k.setScheduleAttr(attr);
@@ -256,7 +302,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       launchRows = 0; // all of them
     auto attr = ScheduleAttr::getChecked(
         [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
-        vector, tpr, rpb, chunks, reread, int64_t(1), false, launchRows);
+        vector, tpr, rpb, chunks, reread, int64_t(1), false, launchRows, false);
     if (!attr)
       return failure();
     k.setScheduleAttr(attr);

@@ -543,3 +543,23 @@ kgen.kernel @launch_threads_rows(%x: !kgen.rows<f32> {kgen.name = "x"})
   kgen.domain %n
   kgen.return
 }
+
+// -----
+
+// expected-error@+2 {{a cluster needs 2 to 8 tiles of one row per block held in registers (tiles in [2, 8], rows_per_block = 1, launchThreads = false, reread = false, chunks >= 1), got tiles = 16}}
+kgen.kernel @cluster_too_wide(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 64, rowsPerBlock = 1, chunks = 1, reread = false, tiles = 16, cluster = true>} {
+  %n = arith.constant 4096 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
+// expected-error@+2 {{a cluster needs 2 to 8 tiles of one row per block held in registers (tiles in [2, 8], rows_per_block = 1, launchThreads = false, reread = false, chunks >= 1), got tiles = 4}}
+kgen.kernel @cluster_two_rows(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 64, rowsPerBlock = 2, chunks = 1, reread = false, tiles = 4, cluster = true>} {
+  %n = arith.constant 1024 : index
+  kgen.domain %n
+  kgen.return
+}

@@ -454,3 +454,70 @@ kgen.kernel @held(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
   kgen.store %h, %y[%c0] {vector_width = 8 : i64} : tensor<?xbf16>, !kgen.rows<bf16>
   kgen.return
 }
+
+// -----
+
+// A row over a cluster of 4 blocks of 128 threads (4 warps each): slots for
+// each reduction's 16 partials (4 blocks x 4 warps) in an LLVM global of
+// shared memory, the weights loaded with the row. A cluster barrier arrived
+// on at the start is waited on before the first push (the peers run). Per
+// reduction, lane j < 4 of each warp writes the warp's partial into block
+// j through mapa, one cluster barrier, and each group of 16 lanes reads the
+// block's 16 copies and combines them in 4 shuffles. No barrier before the
+// return: nothing reaches a block's memory after the last one.
+// CHECK: llvm.mlir.global internal @clus_cluster_slots() {addr_space = 3 : i32, alignment = 4 : i64} : !llvm.array<32 x f32>
+// CHECK-LABEL: gpu.func @clus(
+// CHECK-NOT: workgroup
+// CHECK-SAME: nvvm.cluster_dim = array<i32: 4, 1, 1>
+// CHECK: nvvm.cluster.arrive.relaxed {aligned}
+// CHECK: llvm.load %{{.+}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK: llvm.load %{{.+}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK-NOT: nvvm.cluster
+// CHECK: vector.reduction <add>
+// CHECK: llvm.mlir.addressof @clus_cluster_slots : !llvm.ptr<3>
+// CHECK: nvvm.cluster.wait {aligned}
+// CHECK: arith.cmpi ult, %{{.+}}, %c4
+// CHECK-NEXT: scf.if
+// CHECK: %[[PEER:.+]] = nvvm.mapa %{{.+}}, %{{.+}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK-NEXT: llvm.store %{{.+}}, %[[PEER]] {alignment = 4 : i64} : f32, !llvm.ptr<7>
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// CHECK: llvm.load %{{.+}} {alignment = 4 : i64} : !llvm.ptr<3> -> f32
+// CHECK-NOT: llvm.load
+// CHECK-COUNT-4: gpu.shuffle xor
+// CHECK-NOT: gpu.shuffle
+// The second level (the variance) does the same with its own slots.
+// CHECK: vector.reduction <add>
+// CHECK-COUNT-5: gpu.shuffle xor
+// CHECK-NOT: gpu.shuffle
+// CHECK: nvvm.mapa
+// CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 4 : i64} : f32, !llvm.ptr<7>
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// CHECK: llvm.load %{{.+}} {alignment = 4 : i64} : !llvm.ptr<3> -> f32
+// CHECK-COUNT-4: gpu.shuffle xor
+// CHECK-NOT: nvvm.cluster
+// CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// CHECK-NOT: nvvm.cluster
+// CHECK: gpu.return
+kgen.kernel @clus(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},
+                  %w: !kgen.vector<f32> {kgen.align = 16 : i64, kgen.name = "w"},
+                  %y: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "y"})
+    attributes {dims = {n = 2048 : i64}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 128, rowsPerBlock = 1, chunks = 1, reread = false, tiles = 4, cluster = true>} {
+  %n = arith.constant 2048 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<2048xf32>
+  %s = kgen.reduce sum %a : tensor<2048xf32> -> f32
+  %sb = kgen.broadcast %s : f32 -> tensor<2048xf32>
+  %d = arith.subf %a, %sb : tensor<2048xf32>
+  %sq = arith.mulf %d, %d : tensor<2048xf32>
+  %v = kgen.reduce sum %sq : tensor<2048xf32> -> f32
+  %r = math.rsqrt %v : f32
+  %b = kgen.broadcast %r : f32 -> tensor<2048xf32>
+  %o = arith.mulf %d, %b : tensor<2048xf32>
+  %wv = kgen.load %w[%c0] {vector_width = 4 : i64} : !kgen.vector<f32> -> tensor<2048xf32>
+  %ow = arith.mulf %o, %wv : tensor<2048xf32>
+  kgen.store %ow, %y[%c0] {vector_width = 4 : i64} : tensor<2048xf32>, !kgen.rows<f32>
+  kgen.return
+}

@@ -1,6 +1,9 @@
 // RUN: kgen-opt %s --kgen-make-variants | FileCheck %s
 // Running the pass again changes nothing: kernels with kgen.variant are split.
 // RUN: kgen-opt %s --kgen-make-variants --kgen-make-variants | FileCheck %s
+// RUN: kgen-opt %s --kgen-make-variants=clusters=true | FileCheck %s --check-prefix=CLUSTERS
+// Without clusters (before sm_90), no kernel gets a cluster variant.
+// CHECK-NOT: _vec_cluster
 
 // Each kernel becomes @NAME_vec (16-byte aligned tensors, the dynamic dims
 // that place accesses or size the rows a multiple of 16: here d, the domain
@@ -119,6 +122,20 @@ kgen.kernel @norm(%x: !kgen.rows<bf16> {kgen.name = "x"},
   kgen.return
 }
 
+// With clusters, a kernel of static length that reduces over rows of at
+// least 256 whole chunks gets @NAME_vec_cluster first: the runtime launches
+// it on at most kgen.max_rows rows, the row's chunks / 64. Not for rows of
+// 4095 or 1024 bf16, nor for a reduction that reads another's result.
+// CLUSTERS-NOT: _vec_cluster
+// CLUSTERS-LABEL: kgen.kernel @norm_vec_cluster(
+// CLUSTERS-SAME: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"}
+// CLUSTERS-SAME: attributes {dims = {n = 4096 : i64}, kgen.max_rows = 8 : i64, kgen.variant = "vec"}
+// CLUSTERS-LABEL: kgen.kernel @norm_vec_rows(
+// CLUSTERS-LABEL: kgen.kernel @norm_vec(
+// CLUSTERS-NOT: _vec_cluster
+// CLUSTERS-LABEL: kgen.kernel @norm_any(
+// CLUSTERS-NOT: _vec_cluster
+
 // Not for rows that end inside a chunk (4095 bf16): masking the last chunk
 // made ptxas spill at the schedule _vec_rows takes.
 // CHECK-NOT: kgen.min_rows
@@ -132,6 +149,38 @@ kgen.kernel @tail(%x: !kgen.rows<bf16> {kgen.name = "x"},
   %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<4095xbf16>
   %f = arith.extf %v : tensor<4095xbf16> to tensor<4095xf32>
   %t = kgen.reduce sum %f : tensor<4095xf32> -> f32
+  kgen.store %t, %s : f32, !kgen.scalars<f32>
+  kgen.return
+}
+
+// CLUSTERS-LABEL: kgen.kernel @short_vec_rows(
+// CLUSTERS-NOT: _vec_cluster
+kgen.kernel @short(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                   %s: !kgen.scalars<f32> {kgen.name = "s"})
+    attributes {dims = {n = 1024 : i64}} {
+  %n = arith.constant 1024 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<1024xbf16>
+  %f = arith.extf %v : tensor<1024xbf16> to tensor<1024xf32>
+  %t = kgen.reduce sum %f : tensor<1024xf32> -> f32
+  kgen.store %t, %s : f32, !kgen.scalars<f32>
+  kgen.return
+}
+
+// CLUSTERS-LABEL: kgen.kernel @nested_vec_rows(
+// CLUSTERS-NOT: _vec_cluster
+kgen.kernel @nested(%x: !kgen.rows<f32> {kgen.name = "x"},
+                    %s: !kgen.scalars<f32> {kgen.name = "s"})
+    attributes {dims = {n = 4096 : i64}} {
+  %n = arith.constant 4096 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<f32> -> tensor<4096xf32>
+  %m = kgen.reduce max %v : tensor<4096xf32> -> f32
+  %b = kgen.broadcast %m : f32 -> tensor<4096xf32>
+  %d = arith.subf %v, %b : tensor<4096xf32>
+  %t = kgen.reduce sum %d : tensor<4096xf32> -> f32
   kgen.store %t, %s : f32, !kgen.scalars<f32>
   kgen.return
 }

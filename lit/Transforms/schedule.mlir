@@ -426,3 +426,52 @@ kgen.kernel @huge_vec_rows(%x: !kgen.rows<bf16> {kgen.name = "x"},
   kgen.store %t, %s : f32, !kgen.scalars<f32>
   kgen.return
 }
+
+// A variant for few rows (kgen.max_rows): the row over a cluster of blocks,
+// equal spans of whole warps, about 128 chunks a block (bf16 4096: 4 blocks
+// of 128 threads x 1 chunk; 16384: 8 of 256 x 1). The forced threads and
+// rows do not apply. A row no 2 to 8 blocks split so (bf16 11008, 43 warps)
+// would need masks: the variant is dropped.
+// CHECK-LABEL: kgen.kernel @few_vec_cluster(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 128, rowsPerBlock = 1, chunks = 1, reread = false, tiles = 4, cluster = true>
+// TPR32-LABEL: kgen.kernel @few_vec_cluster(
+// TPR32-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 128, rowsPerBlock = 1, chunks = 1, reread = false, tiles = 4, cluster = true>
+// CHECK-LABEL: kgen.kernel @longfew_vec_cluster(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 1, reread = false, tiles = 8, cluster = true>
+// CHECK-NOT: kgen.kernel @oddfew_vec_cluster(
+kgen.kernel @few_vec_cluster(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                             %s: !kgen.scalars<f32> {kgen.name = "s"})
+    attributes {dims = {n = 4096 : i64}, kgen.max_rows = 8 : i64} {
+  %n = arith.constant 4096 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<4096xbf16>
+  %f = arith.extf %v : tensor<4096xbf16> to tensor<4096xf32>
+  %t = kgen.reduce sum %f : tensor<4096xf32> -> f32
+  kgen.store %t, %s : f32, !kgen.scalars<f32>
+  kgen.return
+}
+kgen.kernel @longfew_vec_cluster(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                                 %s: !kgen.scalars<f32> {kgen.name = "s"})
+    attributes {dims = {n = 16384 : i64}, kgen.max_rows = 8 : i64} {
+  %n = arith.constant 16384 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<16384xbf16>
+  %f = arith.extf %v : tensor<16384xbf16> to tensor<16384xf32>
+  %t = kgen.reduce sum %f : tensor<16384xf32> -> f32
+  kgen.store %t, %s : f32, !kgen.scalars<f32>
+  kgen.return
+}
+kgen.kernel @oddfew_vec_cluster(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                                %s: !kgen.scalars<f32> {kgen.name = "s"})
+    attributes {dims = {n = 11008 : i64}, kgen.max_rows = 8 : i64} {
+  %n = arith.constant 11008 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<11008xbf16>
+  %f = arith.extf %v : tensor<11008xbf16> to tensor<11008xf32>
+  %t = kgen.reduce sum %f : tensor<11008xf32> -> f32
+  kgen.store %t, %s : f32, !kgen.scalars<f32>
+  kgen.return
+}

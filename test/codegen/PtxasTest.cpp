@@ -81,8 +81,8 @@ TEST_P(Ptxas, AssemblesWithoutSpills) {
     std::string log;
     ASSERT_EQ(runPtxas(art.ptx, c.arch, log), 0) << log;
     // One "N bytes stack frame, N bytes spill stores, N bytes spill loads"
-    // line per entry: _vec and _any, _vec_rows for a static length that
-    // reduces, and for the dynamic kernel the
+    // line per entry: _vec and _any, _vec_rows and _vec_cluster for a
+    // static length that reduces, and for the dynamic kernel the
     // exact-length _vec_nN (all four, or for one that reduces those its
     // _vec_holdC variants do not cover) and the _vec_holdC whose held
     // chunks fit (kgen-make-variants).
@@ -120,7 +120,27 @@ TEST_P(Ptxas, AssemblesWithoutSpills) {
     if (reduces && len == 4096) {
       EXPECT_EQ(rows, c.dtype == DType::F32 ? 1 : 0) << log;
     }
-    EXPECT_EQ(entries, 2 + exact + held + rows) << log;
+    // The variant for few rows: on archs with clusters, for static lengths
+    // of at least 256 whole chunks that reduce (4096 and 16384 here, not 7
+    // or 4095) in one level (rmsnorm; not layernorm's mean then variance),
+    // a cluster of blocks per row.
+    int cluster = art.ptx.find(".entry k_vec_cluster(") != std::string::npos;
+    const codegen::Arch *arch = codegen::findArch(c.arch);
+    ASSERT_NE(arch, nullptr);
+    bool clusterLength =
+        arch->clusters && !dynamic && (len == 4096 || len == 16384);
+    if (cluster) {
+      EXPECT_TRUE(clusterLength && reduces) << log;
+    }
+    if (c.op == "rmsnorm") {
+      EXPECT_EQ(cluster, clusterLength) << log;
+    }
+    if (c.op == "layernorm") {
+      EXPECT_EQ(cluster, 0) << log;
+    }
+    EXPECT_EQ(cluster, art.ptx.find(".reqnctapercluster") != std::string::npos)
+        << log;
+    EXPECT_EQ(entries, 2 + exact + held + rows + cluster) << log;
   }
 }
 

@@ -140,6 +140,7 @@ RtKernel &RtKernel::operator=(RtKernel &&o) noexcept {
     dimMultiple = std::move(o.dimMultiple);
     held = std::move(o.held);
     minRows = std::move(o.minRows);
+    maxRows = std::move(o.maxRows);
     schedule = std::move(o.schedule);
     paramNames = std::move(o.paramNames);
     params = std::move(o.params);
@@ -313,14 +314,18 @@ bool loadKernel(const std::string &dir, const ManifestEntry &e, RtKernel &out,
         const rt::json::Value *b = vars->array[v].find("block");
         held = {c ? c->integer : 0, e ? e->integer : 0, b ? b->integer : 0};
       }
-    int64_t minRows = 0;
-    if (vars && v < vars->array.size())
+    int64_t minRows = 0, maxRows = 0;
+    if (vars && v < vars->array.size()) {
       if (const rt::json::Value *m = vars->array[v].find("min_rows"))
         minRows = m->integer;
+      if (const rt::json::Value *m = vars->array[v].find("max_rows"))
+        maxRows = m->integer;
+    }
     out.dimMultiple.push_back(mult);
     out.schedule.push_back(sched);
     out.held.push_back(held);
     out.minRows.push_back(minRows);
+    out.maxRows.push_back(maxRows);
   }
   if (out.variants.empty()) {
     err = e.name + ": the spec has no variants";

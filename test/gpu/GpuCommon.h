@@ -68,8 +68,8 @@ struct RtKernel {
     int64_t chunks = 0, chunkElements = 0, maxThreads = 0;
   };
   std::vector<Held> held;
-  /// Per variant: the spec's min_rows (0 without).
-  std::vector<int64_t> minRows;
+  /// Per variant: the spec's min_rows and max_rows (0 without).
+  std::vector<int64_t> minRows, maxRows;
   std::vector<std::string> paramNames; ///< spec param order
   std::vector<kgen_param_info> params;
   bool abiPatched = false; ///< the spec's abi lists were empty (see .cpp)

@@ -696,8 +696,8 @@ void KernelGroupTest::runShape(const RtKernel *kernels[2], int64_t rows,
         dimsOk = false;
     // Aligned: the exact-length variant ("_vec_nN", N == L) if there is one,
     // else the "_vec_holdC" variant the spec's rule picks (expectedHeld),
-    // else "_vec_rows" on at least its min_rows, else "_vec". Otherwise the
-    // fallback, last.
+    // else "_vec_cluster" on at most its max_rows, else "_vec_rows" on at
+    // least its min_rows, else "_vec". Otherwise the fallback, last.
     size_t expected = last;
     std::optional<size_t> held = expectedHeld(*k, L, rows);
     if (rowsAligned && dimsOk) {
@@ -711,6 +711,11 @@ void KernelGroupTest::runShape(const RtKernel *kernels[2], int64_t rows,
           }
         } else if (at != std::string::npos) {
           if (std::stoll(name.substr(at + 6)) == L) {
+            expected = v;
+            break;
+          }
+        } else if (k->maxRows[v] > 0) {
+          if (rows <= k->maxRows[v]) {
             expected = v;
             break;
           }

@@ -369,8 +369,9 @@ bool aligned(const Kernel &k, const Case &c) {
 }
 
 /// The first variant whose conditions hold, as the runtime picks: "_vec",
-/// "_vec_nN" (rows of exactly N elements) and "_vec_rows" (at least its
-/// min_rows rows) need aligned tensors and their dim_multiple; the last
+/// "_vec_nN" (rows of exactly N elements), "_vec_rows" (at least its
+/// min_rows rows) and "_vec_cluster" (at most its max_rows) need aligned
+/// tensors and their dim_multiple; the last
 /// variant (the fallback) takes anything.
 size_t expectedVariant(const RtKernel &k, const Case &c, bool isAligned,
                        int64_t domain) {
@@ -384,6 +385,8 @@ size_t expectedVariant(const RtKernel &k, const Case &c, bool isAligned,
       fits = std::stoll(name.substr(at + 6)) == domain;
     if (fits && k.minRows[v] > 0) // "_vec_rows"
       fits = c.rows >= k.minRows[v];
+    if (fits && k.maxRows[v] > 0) // "_vec_cluster"
+      fits = c.rows <= k.maxRows[v];
     if (fits && k.held[v].chunks > 0) { // the best of the held variants
       if (std::optional<size_t> held = expectedHeld(k, domain, c.rows))
         return *held;

@@ -362,6 +362,60 @@ TEST(ArgsRows, MinRowsMustBePositive) {
 
 namespace {
 
+/// RmsnormSpec whose first variant spreads a row over a cluster of 4 blocks
+/// and takes at most `maxRows` rows.
+std::string fewRowsSpec(const std::string &maxRows,
+                        const std::string &cluster = "4") {
+  return replaced(RmsnormSpec, R"("entry": "rmsnorm_bf16_v8", "block": 128,)",
+                  R"("entry": "rmsnorm_bf16_v8", "block": 128, "tiles": 4, )"
+                  R"("cluster": )" +
+                      cluster + R"(, "max_rows": )" + maxRows + ",");
+}
+
+} // namespace
+
+TEST(ArgsRows, FewRowsVariantsFitOnlyUpToTheirMaxRows) {
+  kgen::rt::Kernel kernel;
+  ASSERT_EQ(kernel.create(RmsnormPtx, fewRowsSpec("32")), KGEN_OK)
+      << kgen::rt::lastError();
+  RmsnormArgs a;
+  for (auto [rows, want] :
+       {std::pair<int64_t, size_t>{1, 0}, {32, 0}, {33, 1}, {65536, 1}}) {
+    size_t variant = 99;
+    ASSERT_EQ(kernel.selectVariant(a.args, rows, variant), KGEN_OK);
+    EXPECT_EQ(variant, want) << rows << " rows";
+  }
+  // Every row takes its cluster of 4 blocks.
+  kgen::rt::Spec spec;
+  std::string err;
+  ASSERT_TRUE(kgen::rt::parseSpec(fewRowsSpec("32"), spec, err)) << err;
+  kgen::rt::BoundArgs bound;
+  ASSERT_EQ(kgen::rt::bindArgs(spec, a.args, 5, 7, bound, err), KGEN_OK);
+  kgen::rt::placeRows(spec, bound, 132);
+  EXPECT_EQ(bound.gridX, 28u);
+  EXPECT_EQ(bound.blockX, 128u);
+}
+
+TEST(ArgsRows, SpecChecksTheFewRowsAndTheCluster) {
+  kgen::rt::Kernel kernel;
+  EXPECT_EQ(kernel.create(RmsnormPtx, fewRowsSpec("0")),
+            KGEN_ERROR_INVALID_SPEC);
+  EXPECT_THAT(kgen::rt::lastError(), HasSubstr("max_rows"));
+  for (const char *bad : {"1", "9"}) {
+    EXPECT_EQ(kernel.create(RmsnormPtx, fewRowsSpec("32", bad)),
+              KGEN_ERROR_INVALID_SPEC)
+        << bad;
+    EXPECT_THAT(kgen::rt::lastError(), HasSubstr("cluster"));
+  }
+  // A cluster other than the row's tiles.
+  EXPECT_EQ(kernel.create(RmsnormPtx, fewRowsSpec("32", "2")),
+            KGEN_ERROR_INVALID_SPEC);
+  EXPECT_THAT(kgen::rt::lastError(),
+              HasSubstr("'cluster' must equal 'tiles' over one row a block"));
+}
+
+namespace {
+
 /// RmsnormSpec whose first variant holds at most `rows` rows of
 /// `threads` threads a block and launches `launch` ("" for none).
 std::string launchRowsSpec(int threads, int rows, const std::string &launch) {

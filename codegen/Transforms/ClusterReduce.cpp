@@ -1,0 +1,83 @@
+//===- ClusterReduce.cpp - Reductions over the blocks of a cluster --------===//
+//
+// A row spread over a thread-block cluster (`cluster` schedules, sm_90 and
+// newer) combines its reductions through distributed shared memory: each
+// warp pushes its partial into a slot of every block of the cluster (`mapa`
+// maps a local shared address to a peer's), one cluster barrier publishes
+// them, and every warp combines its own block's copies by shuffles. Pushing
+// rather than reading the peers' slots needs no barrier before a block
+// exits: no peer touches its memory after the last reduction's barrier. A
+// block may write a peer's memory only once the peer runs: every block
+// arrives on a cluster barrier as it starts and waits on it before its
+// first write, by when its row's loads have long returned.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/Transforms/RowLowering.h"
+
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::kgen;
+
+Value RowLowering::clusterReduce(Value s, ReduceKind kind, int slot) {
+  int64_t warps = sched.getThreadsPerRow() / 32, tiles = sched.getTiles();
+  int64_t n = tiles * warps; // partials: a block's warps, block after block
+  Type i32 = b.getI32Type();
+  auto peer = LLVM::LLVMPointerType::get(b.getContext(), 7);
+  Value slots = LLVM::AddressOfOp::create(b, loc, clusterSlots);
+  auto slotOf = [&](Value i) {
+    return gep(slots, toI64(arith::AddIOp::create(b, loc, cIndex(slot * n), i)),
+               s.getType());
+  };
+  if (!clusterStarted) { // the barrier emitInRegisters arrived on
+    NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
+    clusterStarted = true;
+  }
+  // Lane j < tiles of each warp writes the warp's partial into block j.
+  Value warp = arith::DivUIOp::create(b, loc, lane, cIndex(32));
+  Value j = arith::RemUIOp::create(b, loc, lane, cIndex(32));
+  Value writes = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j,
+                                       cIndex(tiles));
+  {
+    OpBuilder::InsertionGuard g(b);
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, writes, false);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    Value mine = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, tileIndex, cIndex(warps)), warp);
+    Value at = NVVM::MapaOp::create(b, loc, peer, slotOf(mine),
+                                    arith::IndexCastOp::create(b, loc, i32, j));
+    LLVM::StoreOp::create(b, loc, s, at, 4);
+  }
+  // Arrive releases the writes above, wait acquires the peers'. Every slot
+  // is written once per kernel: no barrier is needed before the next
+  // reduction writes.
+  NVVM::ClusterArriveOp::create(b, loc, b.getUnitAttr());
+  NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
+  // Each group of `width` lanes reads all `n` partials, lane i those at i,
+  // i + width, ..., and combines its group by shuffles: every lane ends with
+  // the total.
+  int64_t width = std::min<int64_t>(32, llvm::PowerOf2Ceil(n));
+  Value first = arith::RemUIOp::create(b, loc, lane, cIndex(width));
+  Value x;
+  for (int64_t m = 0; m * width < n; ++m) {
+    Value k = arith::AddIOp::create(b, loc, first, cIndex(m * width));
+    bool partial = (m + 1) * width > n;
+    // Past the last partial a lane reads the last one and drops it.
+    Value kc = partial ? arith::MinUIOp::create(b, loc, k, cIndex(n - 1)) : k;
+    Value v = LLVM::LoadOp::create(b, loc, s.getType(), slotOf(kc), 4);
+    if (partial)
+      v = arith::SelectOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, k,
+                                cIndex(n)),
+          v, identity(kind, s.getType()));
+    x = x ? combine(kind, x, v) : v;
+  }
+  Value w32 = arith::ConstantIntOp::create(b, loc, i32, 32);
+  for (int64_t off = width / 2; off >= 1; off /= 2) {
+    Value o = arith::ConstantIntOp::create(b, loc, i32, off);
+    auto sh = gpu::ShuffleOp::create(b, loc, x, o, w32, gpu::ShuffleMode::XOR);
+    x = combine(kind, x, sh.getShuffleResult());
+  }
+  return x;
+}
