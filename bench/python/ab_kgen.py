@@ -1,0 +1,60 @@
+"""kgen alone, several bundles side by side: steady-state time per call
+(the torch bench's graph of K calls over rotated copies larger than L2),
+bundles interleaved on the same tensors, best of 3 rounds. For A/B of
+schedules; the torch bench gives the comparison with PyTorch.
+
+  python3 bench/python/ab_kgen.py LIB OPS TOKENS HIDDENS KERNELS_DIR...
+
+OPS, TOKENS and HIDDENS are comma lists (bf16, the norms suite's ops).
+Prints CSV: op, T, h, then per bundle its us and the variant launched."""
+import math
+import sys
+
+import torch
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+import kgen_ctypes as kg  # noqa: E402
+import torch_bench as tb  # noqa: E402
+
+
+def main():
+    if len(sys.argv) < 6:
+        raise SystemExit(__doc__)
+    lib, ops, toks, hids = sys.argv[1:5]
+    dirs = sys.argv[5:]
+    kg.load(lib)
+    tb.setup_torch()
+    dev = torch.device("cuda")
+    torch.empty(1, device=dev)
+    l2 = torch.cuda.get_device_properties(dev).L2_cache_size
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(0)
+    manifests = [kg.read_manifest(d) for d in dirs]
+    print("op,T,h," + ",".join("us_%d,variant_%d" % (i, i)
+                               for i in range(len(dirs))))
+    for op in ops.split(","):
+        for h in map(int, hids.split(",")):
+            kernels = [tb.find_kernel(m, op, h) for m in manifests]
+            for T in map(int, toks.split(",")):
+                copies = max(2, math.ceil(1.2 * l2 / tb.footprint(op, T, h)))
+                K = copies * max(1, math.ceil(400 / copies))
+                sets = tb.make_tensors(op, T, h, copies, gen, dev)
+                kw = tb.kgen_launch_kw(op, T, h)
+                best = [math.inf] * len(kernels)
+                for _ in range(3):
+                    for i, k in enumerate(kernels):
+                        calls = [k.bind(*tb.kgen_args(k, op, s, T, h), **kw)
+                                 for s in sets]
+                        for c in calls[:2]:
+                            c()
+                        us, _ = tb.time_steady(calls, K, replays=5)
+                        best[i] = min(best[i], us)
+                names = [k.variant_name(*tb.kgen_args(k, op, sets[0], T, h),
+                                        **kw) for k in kernels]
+                print("%s,%d,%d,%s" % (op, T, h, ",".join(
+                    "%.3f,%s" % p for p in zip(best, names))), flush=True)
+                del sets
+
+
+if __name__ == "__main__":
+    main()
