@@ -475,7 +475,6 @@ private:
     }
     if (cluster && (cluster != tiles || rowsPerBlock != 1))
       return r.fail(at, "'cluster' must equal 'tiles' over one row a block");
-    var.cluster = cluster > 0;
     var.block = static_cast<int>(block);
     var.rowsPerBlock = static_cast<int>(rowsPerBlock);
     var.sharedBytes = static_cast<int>(sharedBytes);

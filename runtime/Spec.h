@@ -63,7 +63,8 @@ struct Variant {
   int rowsPerBlock = 1;
   int sharedBytes = 0;
   /// Blocks per group of rows_per_block rows: each row is split into that
-  /// many tiles (kernels without reductions).
+  /// many tiles (kernels without reductions, and rows over a thread-block
+  /// cluster, which the PTX declares: the spec's "cluster").
   int tiles = 1;
   /// (tensor param, bytes): pointer and row stride in bytes must be
   /// multiples.
@@ -77,9 +78,6 @@ struct Variant {
   int64_t minRows = 0;
   /// > 0: only for launches of at most this many rows.
   int64_t maxRows = 0;
-  /// The `tiles` blocks of a row form a thread-block cluster (the PTX says
-  /// so with .reqnctapercluster; sm_90 and newer).
-  bool cluster = false;
   /// > 0: a launch may give a block fewer rows than rowsPerBlock (of block /
   /// rowsPerBlock threads each): this many, or fewer when the rows are few
   /// (see launchRowsPerBlock). 0: always rowsPerBlock.

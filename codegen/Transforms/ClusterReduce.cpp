@@ -73,11 +73,5 @@ Value RowLowering::clusterReduce(Value s, ReduceKind kind, int slot) {
           v, identity(kind, s.getType()));
     x = x ? combine(kind, x, v) : v;
   }
-  Value w32 = arith::ConstantIntOp::create(b, loc, i32, 32);
-  for (int64_t off = width / 2; off >= 1; off /= 2) {
-    Value o = arith::ConstantIntOp::create(b, loc, i32, off);
-    auto sh = gpu::ShuffleOp::create(b, loc, x, o, w32, gpu::ShuffleMode::XOR);
-    x = combine(kind, x, sh.getShuffleResult());
-  }
-  return x;
+  return butterfly(x, kind, width);
 }

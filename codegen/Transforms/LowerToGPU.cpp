@@ -344,17 +344,24 @@ static vector::CombiningKind combiningKind(ReduceKind k) {
   return vector::CombiningKind::ADD;
 }
 
+/// Combines `x` over each aligned group of `width` lanes (a power of two up
+/// to 32) by xor shuffles: every lane of a group ends with its total.
+Value RowLowering::butterfly(Value x, ReduceKind kind, int64_t width) {
+  Value w32 = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 32);
+  for (int64_t off = width / 2; off >= 1; off /= 2) {
+    Value o = arith::ConstantIntOp::create(b, loc, b.getI32Type(), off);
+    auto sh = gpu::ShuffleOp::create(b, loc, x, o, w32, gpu::ShuffleMode::XOR);
+    x = combine(kind, x, sh.getShuffleResult());
+  }
+  return x;
+}
+
 /// Combines a per-thread partial over the threads of a row: butterfly
 /// shuffles within a warp, then shared memory across the row's warps.
 Value RowLowering::crossThreadReduce(Value s, ReduceKind kind, int slot) {
   int64_t tpr = sched.getThreadsPerRow();
-  int64_t width = std::min<int64_t>(tpr, 32); // launched threads: whole warps
-  Value w32 = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 32);
-  for (int64_t off = width / 2; off >= 1; off /= 2) {
-    Value o = arith::ConstantIntOp::create(b, loc, b.getI32Type(), off);
-    auto sh = gpu::ShuffleOp::create(b, loc, s, o, w32, gpu::ShuffleMode::XOR);
-    s = combine(kind, s, sh.getShuffleResult());
-  }
+  // Launched threads are whole warps.
+  s = butterfly(s, kind, std::min<int64_t>(tpr, 32));
   if (sched.getCluster())
     return clusterReduce(s, kind, slot);
   if (tpr <= 32)
@@ -391,13 +398,7 @@ Value RowLowering::crossThreadReduce(Value s, ReduceKind kind, int slot) {
         b, loc,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i, launched),
         x, identity(kind, x.getType()));
-    for (int64_t off = warps / 2; off >= 1; off /= 2) {
-      Value o = arith::ConstantIntOp::create(b, loc, b.getI32Type(), off);
-      auto sh =
-          gpu::ShuffleOp::create(b, loc, x, o, w32, gpu::ShuffleMode::XOR);
-      x = combine(kind, x, sh.getShuffleResult());
-    }
-    return x;
+    return butterfly(x, kind, warps);
   }
   Value r;
   for (int64_t w = 0; w < warps; ++w) {

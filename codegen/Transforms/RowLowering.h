@@ -58,6 +58,7 @@ private:
                   bool inside = false);
   void emitReadyScalars();
   int reduceLevel(Value v);
+  Value butterfly(Value x, ReduceKind kind, int64_t width);
   Value crossThreadReduce(Value partial, ReduceKind kind, int slot);
   /// ClusterReduce.cpp: the warps' partials of a row over its cluster.
   Value clusterReduce(Value warpPartial, ReduceKind kind, int slot);

@@ -328,6 +328,18 @@ TEST(ArgsDomain, ExactLengthVariantsFitOnlyTheirLength) {
 
 namespace {
 
+/// Expects `kernel` (over RmsnormArgs) to select variant `want` for each
+/// (rows, want).
+void expectSelected(kgen::rt::Kernel &kernel,
+                    std::initializer_list<std::pair<int64_t, size_t>> cases) {
+  RmsnormArgs a;
+  for (auto [rows, want] : cases) {
+    size_t variant = 99;
+    ASSERT_EQ(kernel.selectVariant(a.args, rows, variant), KGEN_OK);
+    EXPECT_EQ(variant, want) << rows << " rows";
+  }
+}
+
 /// RmsnormSpec whose first variant is only for `minRows` rows or more.
 std::string minRowsSpec(const std::string &minRows) {
   return replaced(RmsnormSpec, R"("entry": "rmsnorm_bf16_v8",)",
@@ -341,16 +353,7 @@ TEST(ArgsRows, ManyRowsVariantsFitOnlyFromTheirMinRows) {
   kgen::rt::Kernel kernel;
   ASSERT_EQ(kernel.create(RmsnormPtx, minRowsSpec("8192")), KGEN_OK)
       << kgen::rt::lastError();
-  RmsnormArgs a;
-  for (auto [rows, want] : {std::pair<int64_t, size_t>{8192, 0},
-                            {65536, 0},
-                            {8191, 1},
-                            {1, 1},
-                            {0, 1}}) {
-    size_t variant = 99;
-    ASSERT_EQ(kernel.selectVariant(a.args, rows, variant), KGEN_OK);
-    EXPECT_EQ(variant, want) << rows << " rows";
-  }
+  expectSelected(kernel, {{8192, 0}, {65536, 0}, {8191, 1}, {1, 1}, {0, 1}});
 }
 
 TEST(ArgsRows, MinRowsMustBePositive) {
@@ -378,14 +381,9 @@ TEST(ArgsRows, FewRowsVariantsFitOnlyUpToTheirMaxRows) {
   kgen::rt::Kernel kernel;
   ASSERT_EQ(kernel.create(RmsnormPtx, fewRowsSpec("32")), KGEN_OK)
       << kgen::rt::lastError();
-  RmsnormArgs a;
-  for (auto [rows, want] :
-       {std::pair<int64_t, size_t>{1, 0}, {32, 0}, {33, 1}, {65536, 1}}) {
-    size_t variant = 99;
-    ASSERT_EQ(kernel.selectVariant(a.args, rows, variant), KGEN_OK);
-    EXPECT_EQ(variant, want) << rows << " rows";
-  }
+  expectSelected(kernel, {{1, 0}, {32, 0}, {33, 1}, {65536, 1}});
   // Every row takes its cluster of 4 blocks.
+  RmsnormArgs a;
   kgen::rt::Spec spec;
   std::string err;
   ASSERT_TRUE(kgen::rt::parseSpec(fewRowsSpec("32"), spec, err)) << err;
