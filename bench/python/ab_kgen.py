@@ -6,7 +6,9 @@ schedules; the torch bench gives the comparison with PyTorch.
   python3 bench/python/ab_kgen.py LIB OPS TOKENS HIDDENS KERNELS_DIR...
 
 OPS, TOKENS and HIDDENS are comma lists (bf16, the norms suite's ops).
-Prints CSV: op, T, h, then per bundle its us and the variant launched."""
+Prints the same-run memcpy bandwidth, then CSV: op, T, h, then per bundle
+its us, its % of memcpy (minimum bytes over time) and the variant
+launched."""
 import math
 import sys
 
@@ -30,7 +32,9 @@ def main():
     gen = torch.Generator(device=dev)
     gen.manual_seed(0)
     manifests = [kg.read_manifest(d) for d in dirs]
-    print("op,T,h," + ",".join("us_%d,variant_%d" % (i, i)
+    copy_gbps, _ = tb.memcpy_gbps(dev)
+    print("# memcpy %.1f GB/s" % copy_gbps)
+    print("op,T,h," + ",".join("us_%d,pct_%d,variant_%d" % (i, i, i)
                                for i in range(len(dirs))))
     for op in ops.split(","):
         for h in map(int, hids.split(",")):
@@ -51,8 +55,10 @@ def main():
                         best[i] = min(best[i], us)
                 names = [k.variant_name(*tb.kgen_args(k, op, sets[0], T, h),
                                         **kw) for k in kernels]
+                gbps = [tb.min_bytes(op, T, h) / (us * 1e3) for us in best]
                 print("%s,%d,%d,%s" % (op, T, h, ",".join(
-                    "%.3f,%s" % p for p in zip(best, names))), flush=True)
+                    "%.3f,%.1f,%s" % (us, 100 * g / copy_gbps, n)
+                    for us, g, n in zip(best, gbps, names))), flush=True)
                 del sets
 
 

@@ -40,13 +40,14 @@ const std::vector<Arch> &supportedArchs() {
   // PTX ISA 8.0 (CUDA 12.0) covers sm_75 to sm_90a; sm_100 needs 8.6 (12.8).
   // cvt to fp8 needs sm_90 with PTX 7.8, or sm_89 with PTX 8.1 (in LLVM's
   // NVPTX): sm_89 keeps PTX 8.0 and converts in integer arithmetic.
-  static const std::vector<Arch> archs = {{"sm_75", 80},
-                                          {"sm_80", 80},
-                                          {"sm_86", 80},
-                                          {"sm_89", 80},
-                                          {"sm_90", 80, true, true, true},
-                                          {"sm_90a", 80, true, true, true},
-                                          {"sm_100", 86, true, true, true}};
+  static const std::vector<Arch> archs = {
+      {"sm_75", 80},
+      {"sm_80", 80},
+      {"sm_86", 80},
+      {"sm_89", 80},
+      {"sm_90", 80, true, true, true, true},
+      {"sm_90a", 80, true, true, true, true},
+      {"sm_100", 86, true, true, true}};
   return archs;
 }
 
@@ -180,9 +181,12 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
 
   // Stage gpu.
   if (last >= Stage::Gpu) {
-    std::string key = "gpu|" + std::to_string(arch->fp8Convert);
+    std::string key = "gpu|" + std::to_string(arch->fp8Convert) + "|" +
+                      std::to_string(arch->busyRows);
     if (failed(run(module, key, [&](PassManager &pm) {
-          pm.addPass(mlir::kgen::createKgenLowerToGPU());
+          mlir::kgen::KgenLowerToGPUOptions lower;
+          lower.busyRows = arch->busyRows;
+          pm.addPass(mlir::kgen::createKgenLowerToGPU(lower));
           mlir::kgen::KgenExpandFP8Options fp8;
           fp8.native = arch->fp8Convert;
           pm.addPass(mlir::kgen::createKgenExpandFP8(fp8));

@@ -38,6 +38,10 @@ struct Arch {
   bool fp8Convert = false;
   /// Has thread-block clusters (distributed shared memory): sm_90 and newer.
   bool clusters = false;
+  /// Holds long busy bf16 rows three blocks an SM (kgen-lower-to-gpu's
+  /// busy-rows): measured on sm_90; ptxas spilled rmsnorm_quant_dynamic
+  /// under that cap for sm_75 to sm_89 and sm_100.
+  bool busyRows = false;
 };
 const std::vector<Arch> &supportedArchs();
 const Arch *findArch(const std::string &name);

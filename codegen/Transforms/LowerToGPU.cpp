@@ -410,9 +410,11 @@ Value RowLowering::crossThreadReduce(Value s, ReduceKind kind, int slot) {
   return r;
 }
 
-void RowLowering::emitStores(Chunk &c) {
+void RowLowering::emitStores(Chunk &c, std::optional<int> level) {
   for (StoreOp s : kernel.getBody().getOps<StoreOp>()) {
     if (!isRowValue(s.getValue()))
+      continue;
+    if (level && reduceLevel(s.getValue()) != *level)
       continue;
     auto it = storePairOf.find(s);
     if (it == storePairOf.end()) {
@@ -447,6 +449,79 @@ void RowLowering::emitScalarStores() {
       storeScalar(s, map.lookup(s.getValue()));
 }
 
+/// A long held row (8 chunks a thread: bf16 16384 on 256 threads, 8192 on
+/// 128) whose kernel has a second reduction level or writes a narrower
+/// dtype than it reads spends longer between its loads and its stores, and
+/// two blocks an SM left memory idle. It keeps three blocks of 256 threads
+/// an SM (80 registers) and re-widens its held bf16 values after each
+/// reduction (rewiden) so that they fit without spills. On an H200, rows of
+/// 4096 / 16384 x 16384 went rmsnorm_quant_dynamic 83 -> 94% / 87 -> 95% of
+/// memcpy, rmsnorm_quant_static 88 -> 95 / 91 -> 101, softmax 92 -> 95 /
+/// 96 -> 98; 16384 x 8192 rmsnorm_quant_static 96 -> 100, _dynamic 90 -> 99.
+/// The cap forced on every kernel cost rmsnorm and gemma_rmsnorm (one level,
+/// same dtype) up to 1.7 points, layernorm at 8192 2.2. One held input row
+/// and at most one row loaded after the reductions: more (fused_add_rmsnorm's
+/// residual, layernorm's bias, adaln's rows) spilled.
+static bool keepsThreeBlocks(KernelOp k, ScheduleAttr s) {
+  if (s.getChunks() != 8 || s.getReread() || s.getLaunchThreads())
+    return false;
+  llvm::SetVector<LoadOp> held = rowLoadsHeld(k);
+  if (!allVectorized(held.getArrayRef()) ||
+      llvm::count_if(held, [](LoadOp l) {
+        return isa<RowsType>(l.getSource().getType());
+      }) != 1)
+    return false;
+  int64_t late = 0;
+  Type heldType;
+  for (LoadOp l : k.getBody().getOps<LoadOp>()) {
+    if (!isa<RankedTensorType>(l.getResult().getType()))
+      continue;
+    if (!held.contains(l))
+      ++late;
+    else if (isa<RowsType>(l.getSource().getType()))
+      heldType = getElementTypeOrSelf(l.getResult().getType());
+  }
+  // Only bf16 rows re-widen by a shift; f16 and f32 rows spilled.
+  if (late > 1 || !heldType.isBF16())
+    return false;
+  bool narrows = llvm::any_of(k.getBody().getOps<StoreOp>(), [&](StoreOp st) {
+    Type t = st.getValue().getType();
+    return isa<RankedTensorType>(t) &&
+           getElementTypeOrSelf(t).getIntOrFloatBitWidth() < 16;
+  });
+  return narrows || hasNestedReduction(k);
+}
+
+/// Forgets the chunk's values computed after its loads, so that a later
+/// phase computes them again from the held values rather than keeping them
+/// across a barrier; f32 widenings of bf16 values come back as a shift of
+/// their bits, which CSE does not fold into the first widening (under the
+/// cap, rmsnorm_quant_static bf16 16384 spilled 8 bytes without it).
+void RowLowering::rewiden(Chunk &c) {
+  DenseMap<Value, Value> before = std::move(c.memo);
+  c.memo.clear();
+  for (auto [v, x] : before)
+    if (isa_and_nonnull<LoadOp>(v.getDefiningOp()))
+      c.memo[v] = x;
+  for (auto [v, x] : before) {
+    auto ext = v.getDefiningOp<arith::ExtFOp>();
+    Value narrow = ext ? before.lookup(ext.getIn()) : Value();
+    auto nt = narrow ? cast<mlir::VectorType>(narrow.getType()) : nullptr;
+    if (!nt || !nt.getElementType().isBF16() ||
+        !cast<mlir::VectorType>(x.getType()).getElementType().isF32())
+      continue;
+    c.memo[ext.getIn()] = narrow;
+    auto i16 = mlir::VectorType::get(nt.getShape(), b.getI16Type());
+    auto i32 = mlir::VectorType::get(nt.getShape(), b.getI32Type());
+    Value bits = arith::ExtUIOp::create(
+        b, loc, i32, arith::BitcastOp::create(b, loc, i16, narrow));
+    Value sixteen = arith::ConstantOp::create(
+        b, loc, i32, DenseElementsAttr::get(i32, b.getI32IntegerAttr(16)));
+    c.memo[v] = arith::BitcastOp::create(
+        b, loc, x.getType(), arith::ShLIOp::create(b, loc, bits, sixteen));
+  }
+}
+
 // Chunks a thread of a cluster holds up to which it loads every row with
 // the reductions' (more would cost registers the held rows need).
 constexpr int64_t kClusterPreloadChunks = 2;
@@ -474,7 +549,26 @@ void RowLowering::emitInRegisters(int64_t count) {
       for (LoadOp l : kernel.getBody().getOps<LoadOp>())
         if (isRowValue(l.getResult()))
           chunkValue(l.getResult(), c);
-  for (int level = 1; level <= maxLevel; ++level) {
+  // Each row value is stored as soon as the reductions it needs are done
+  // (fused_add_rmsnorm's sum before its norm): what it was computed from need
+  // not stay live across the barriers (bf16 16384: 145 -> 124 registers).
+  // Not when a tensor it writes is loaded after the start: that load must
+  // see the input.
+  DenseSet<Value> loadedLate;
+  for (LoadOp l : kernel.getBody().getOps<LoadOp>())
+    if (isRowValue(l.getResult()) && !held.contains(l))
+      for (Value r : roots(l.getSource()))
+        loadedLate.insert(r);
+  bool early =
+      llvm::none_of(kernel.getBody().getOps<StoreOp>(), [&](StoreOp s) {
+        return llvm::any_of(roots(s.getDest()),
+                            [&](Value r) { return loadedLate.contains(r); });
+      });
+  bool rewidening = busyRows && keepsThreeBlocks(kernel, sched);
+  for (int level = 0; level <= maxLevel; ++level) {
+    if (rewidening && level > 1)
+      for (Chunk &c : chunks)
+        rewiden(c);
     for (ReduceOp r : reduces) {
       if (reduceLevel(r.getResult()) != level)
         continue;
@@ -483,10 +577,15 @@ void RowLowering::emitInRegisters(int64_t count) {
         acc = accumulate(r, c, acc);
       finish(r, acc);
     }
-    emitReadyScalars();
+    if (level > 0)
+      emitReadyScalars();
+    if (rewidening && level == maxLevel)
+      for (Chunk &c : chunks)
+        rewiden(c);
+    if (early || level == maxLevel)
+      for (Chunk &c : chunks)
+        emitStores(c, early ? std::optional<int>(level) : std::nullopt);
   }
-  for (Chunk &c : chunks)
-    emitStores(c);
   emitScalarStores();
 }
 
@@ -626,8 +725,13 @@ constexpr int64_t kMinResidentThreads = 512;
 // Threads an SM keeps resident for a kernel that re-reads its rows: each
 // holds little, and more rows in flight hide the passes' barriers.
 constexpr int64_t kRereadResidentThreads = 768;
+// Threads an SM keeps resident for long held rows (8 chunks a thread) that
+// do more after their first reduction (see registerCap).
+constexpr int64_t kBusyResidentThreads = 768;
 
 struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<KernelOp> kernels(module.getOps<KernelOp>());
@@ -668,6 +772,10 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
     if (s.getReread() && vectorized)
       return std::min<int64_t>(
           all, kRegistersPerSM / std::max(block, kRereadResidentThreads));
+    if (busyRows && keepsThreeBlocks(k, s))
+      // Whole 8-register steps, as ptxas allocates them.
+      return std::min<int64_t>(
+          all, kRegistersPerSM / std::max(block, kBusyResidentThreads) / 8 * 8);
     int64_t heldElements =
         s.getChunks() * s.getVector() * std::max<int64_t>(held.size(), 1);
     return vectorized && s.getChunks() <= 8 && 2 * heldElements <= shared
@@ -745,6 +853,7 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
                     b.getDenseI32ArrayAttr({int32_t(s.getTiles()), 1, 1}));
     b.setInsertionPointToStart(&func.getBody().front());
     RowLowering lowering(b, k, func);
+    lowering.busyRows = busyRows;
     lowering.clusterSlots = clusterSlots;
     return lowering.run();
   }

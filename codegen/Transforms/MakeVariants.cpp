@@ -88,29 +88,6 @@ constexpr int64_t kManyRows = 8192;
 constexpr int64_t kChunksPerFewRow = 64;
 constexpr int64_t kClusterMinChunks = 256;
 
-/// Whether some reduction of `k` reads another's result (layernorm's
-/// variance reads its mean). Such kernels get no cluster variant: a second
-/// cluster barrier lost on an H200 (layernorm, softmax and
-/// rmsnorm_quant_dynamic, bf16 2048 to 8192 at 1 to 32 rows: 0.05 to 0.7 us
-/// slower than `_vec`; at 16384 they gained on one row).
-bool hasNestedReduction(KernelOp k) {
-  llvm::DenseMap<Value, bool> memo;
-  std::function<bool(Value)> readsReduce = [&](Value v) {
-    Operation *op = v.getDefiningOp();
-    if (!op)
-      return false;
-    if (isa<ReduceOp>(op))
-      return true;
-    auto [it, fresh] = memo.try_emplace(v, false);
-    if (!fresh)
-      return it->second;
-    bool r = llvm::any_of(op->getOperands(), readsReduce);
-    return memo[v] = r;
-  };
-  return llvm::any_of(k.getBody().getOps<ReduceOp>(),
-                      [&](ReduceOp r) { return readsReduce(r.getInput()); });
-}
-
 /// Whether a `_vec` clone may hold its rows in `chunks` chunks per thread:
 /// it reduces (else nothing is held), the held loads fit, and rows are a
 /// whole number of chunks, so that a chunk is wholly in or out of the row.
@@ -171,6 +148,10 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
       bool wholeReduce = length && *length % chunkVector(k) == 0 &&
                          !k.getBody().getOps<ReduceOp>().empty();
       int64_t nvec = length ? *length / chunkVector(k) : 0;
+      // Kernels whose reductions nest get no cluster variant: a second
+      // cluster barrier lost on an H200 (layernorm, softmax and
+      // rmsnorm_quant_dynamic, bf16 2048 to 8192 at 1 to 32 rows: 0.05 to
+      // 0.7 us slower than `_vec`; at 16384 they gained on one row).
       if (clusters && wholeReduce && nvec >= kClusterMinChunks &&
           !hasNestedReduction(k)) {
         auto few = cast<KernelOp>(b.clone(*k));

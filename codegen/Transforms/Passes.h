@@ -47,6 +47,10 @@ inline constexpr llvm::StringLiteral kAbiAttr = "kgen.abi";
 /// kernel has no reduction).
 llvm::SetVector<LoadOp> rowLoadsHeld(KernelOp kernel);
 
+/// Whether some reduction of `kernel` reads another's result (layernorm's
+/// variance reads its mean).
+bool hasNestedReduction(KernelOp kernel);
+
 /// Elements in a chunk, what a thread moves per access: 16 bytes of the
 /// widest dtype of the rows the row program streams.
 int64_t chunkVector(KernelOp kernel);

@@ -92,8 +92,14 @@ def KgenLowerToGPU : Pass<"kgen-lower-to-gpu", "ModuleOp"> {
     many it holds from its size (`nvvm.maxntid` bounds it), so that the
     launch may give it fewer. Parameters are raw pointers, row
     strides (elements), scalars, dynamic dims and the row count; the order is
-    recorded in the `kgen.abi` attribute for the spec.
+    recorded in the `kgen.abi` attribute for the spec. With `busy-rows`, a
+    long bf16 row of a kernel with a second reduction level or a narrower
+    output is held under a register cap for three blocks an SM.
   }];
+  let options = [
+    Option<"busyRows", "busy-rows", "bool", "false",
+           "Three blocks an SM for long busy bf16 rows (measured on sm_90)">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::math::MathDialect",

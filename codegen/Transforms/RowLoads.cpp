@@ -41,6 +41,24 @@ llvm::SetVector<LoadOp> mlir::kgen::rowLoadsHeld(KernelOp kernel) {
   return held;
 }
 
+bool mlir::kgen::hasNestedReduction(KernelOp kernel) {
+  DenseMap<Value, bool> memo;
+  std::function<bool(Value)> readsReduce = [&](Value v) {
+    Operation *op = v.getDefiningOp();
+    if (!op)
+      return false;
+    if (isa<ReduceOp>(op))
+      return true;
+    auto [it, fresh] = memo.try_emplace(v, false);
+    if (!fresh)
+      return it->second;
+    bool r = llvm::any_of(op->getOperands(), readsReduce);
+    return memo[v] = r;
+  };
+  return llvm::any_of(kernel.getBody().getOps<ReduceOp>(),
+                      [&](ReduceOp r) { return readsReduce(r.getInput()); });
+}
+
 int64_t mlir::kgen::chunkVector(KernelOp kernel) {
   auto bytes = [](Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; };
   // A chunk is 16 bytes of the widest dtype a streamed row access moves:

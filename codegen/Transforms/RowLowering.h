@@ -66,9 +66,11 @@ private:
   Value identity(ReduceKind kind, Type t);
   void emitPrologue();
   void emitRowMaps();
-  void emitStores(Chunk &c);
+  /// The chunk's row stores; only those of reduction `level` when given.
+  void emitStores(Chunk &c, std::optional<int> level = std::nullopt);
   void emitScalarStores();
   void emitInRegisters(int64_t count);
+  void rewiden(Chunk &c);
   void emitRereading();
   SmallVector<Value>
   chunkLoop(Value lb, Value ub, bool inside, ValueRange inits,
@@ -110,6 +112,8 @@ public:
   LLVM::GlobalOp clusterSlots;
   /// The first cluster reduction waited on the barrier arrived at the start.
   bool clusterStarted = false;
+  /// kgen-lower-to-gpu's busy-rows: long busy bf16 rows re-widen.
+  bool busyRows = false;
   std::optional<int64_t> staticLength;
   DenseMap<Value, int> levels;
   SmallVector<ReduceOp> reduces;

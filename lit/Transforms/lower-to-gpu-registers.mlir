@@ -1,4 +1,5 @@
 // RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu | FileCheck %s
+// RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu=busy-rows=1 | FileCheck %s --check-prefix=BUSY
 //
 // The register cap (.maxnreg): a vectorized row of 8 chunks (64 f32 values,
 // half of 128) in a 256-thread block gets 128 registers, so that two blocks
@@ -7,6 +8,9 @@
 
 // CHECK-LABEL: gpu.func @held_vec(
 // CHECK-SAME: nvvm.maxnreg = 128 : i32
+// One level, same dtype out: busy-rows leaves it at two blocks an SM.
+// BUSY-LABEL: gpu.func @held_vec(
+// BUSY-SAME: nvvm.maxnreg = 128 : i32
 kgen.kernel @held_vec(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
                       %y: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "y"})
     attributes {dims = {n = 16384 : i64}, schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 8, reread = false>} {
@@ -58,5 +62,56 @@ kgen.kernel @held_f32_16_chunks(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen
   %b = kgen.broadcast %s : f32 -> tensor<16384xf32>
   %o = arith.subf %v, %b : tensor<16384xf32>
   kgen.store %o, %y[%c0] {vector_width = 4 : i64} : tensor<16384xf32>, !kgen.rows<f32>
+  kgen.return
+}
+
+// -----
+
+// With busy-rows, a long bf16 row (8 chunks) written narrower (fp8) keeps
+// three 256-thread blocks an SM: 80 registers, and the f32 widening of the
+// held bf16 bits is made again after the reduction, as a shift.
+// CHECK-LABEL: gpu.func @busy_narrow(
+// CHECK-SAME: nvvm.maxnreg = 128 : i32
+// BUSY-LABEL: gpu.func @busy_narrow(
+// BUSY-SAME: nvvm.maxnreg = 80 : i32
+// BUSY-COUNT-8: arith.extf {{.*}} : vector<8xbf16> to vector<8xf32>
+// BUSY: gpu.shuffle
+// BUSY-COUNT-8: arith.shli {{.*}} : vector<8xi32>
+// BUSY-NOT: arith.extf {{.*}} : vector<8xbf16> to vector<8xf32>
+// BUSY: gpu.return
+kgen.kernel @busy_narrow(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
+                         %y: !kgen.rows<f8E4M3FN> {kgen.align = 16 : i64, kgen.name = "y"})
+    attributes {dims = {n = 16384 : i64}, schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 8, reread = false>} {
+  %n = arith.constant 16384 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<16384xbf16>
+  %f = arith.extf %v : tensor<16384xbf16> to tensor<16384xf32>
+  %s = kgen.reduce sum %f : tensor<16384xf32> -> f32
+  %b = kgen.broadcast %s : f32 -> tensor<16384xf32>
+  %o = arith.subf %f, %b : tensor<16384xf32>
+  %t = arith.truncf %o : tensor<16384xf32> to tensor<16384xf8E4M3FN>
+  kgen.store %t, %y[%c0] {vector_width = 8 : i64} : tensor<16384xf8E4M3FN>, !kgen.rows<f8E4M3FN>
+  kgen.return
+}
+
+// -----
+
+// The same row in f16: no shift re-widens it, so it keeps two blocks.
+// BUSY-LABEL: gpu.func @busy_f16(
+// BUSY-SAME: nvvm.maxnreg = 128 : i32
+kgen.kernel @busy_f16(%x: !kgen.rows<f16> {kgen.align = 16 : i64, kgen.name = "x"},
+                      %y: !kgen.rows<f8E4M3FN> {kgen.align = 16 : i64, kgen.name = "y"})
+    attributes {dims = {n = 16384 : i64}, schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 8, reread = false>} {
+  %n = arith.constant 16384 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] {vector_width = 8 : i64} : !kgen.rows<f16> -> tensor<16384xf16>
+  %f = arith.extf %v : tensor<16384xf16> to tensor<16384xf32>
+  %s = kgen.reduce sum %f : tensor<16384xf32> -> f32
+  %b = kgen.broadcast %s : f32 -> tensor<16384xf32>
+  %o = arith.subf %f, %b : tensor<16384xf32>
+  %t = arith.truncf %o : tensor<16384xf32> to tensor<16384xf8E4M3FN>
+  kgen.store %t, %y[%c0] {vector_width = 8 : i64} : tensor<16384xf8E4M3FN>, !kgen.rows<f8E4M3FN>
   kgen.return
 }
