@@ -452,16 +452,16 @@ void RowLowering::emitScalarStores() {
 /// A long held row (8 chunks a thread: bf16 16384 on 256 threads, 8192 on
 /// 128) whose kernel has a second reduction level or writes a narrower
 /// dtype than it reads spends longer between its loads and its stores, and
-/// two blocks an SM left memory idle. It keeps three blocks of 256 threads
-/// an SM (80 registers) and re-widens its held bf16 values after each
-/// reduction (rewiden) so that they fit without spills. On an H200, rows of
-/// 4096 / 16384 x 16384 went rmsnorm_quant_dynamic 83 -> 94% / 87 -> 95% of
-/// memcpy, rmsnorm_quant_static 88 -> 95 / 91 -> 101, softmax 92 -> 95 /
-/// 96 -> 98; 16384 x 8192 rmsnorm_quant_static 96 -> 100, _dynamic 90 -> 99.
-/// The cap forced on every kernel cost rmsnorm and gemma_rmsnorm (one level,
-/// same dtype) up to 1.7 points, layernorm at 8192 2.2. One held input row
-/// and at most one row loaded after the reductions: more (fused_add_rmsnorm's
-/// residual, layernorm's bias, adaln's rows) spilled.
+/// two blocks an SM left memory idle. It keeps 768 threads an SM (80
+/// registers: three blocks of 256, six of 128) and re-widens its held bf16
+/// values after each reduction (rewiden) so that they fit without spills. On an
+/// H200, rows of 4096 / 16384 x 16384 went rmsnorm_quant_dynamic 83 -> 94% / 87
+/// -> 95% of memcpy, rmsnorm_quant_static 88 -> 95 / 91 -> 101, softmax 92 ->
+/// 95 / 96 -> 98; 16384 x 8192 rmsnorm_quant_static 96 -> 100, _dynamic 90
+/// -> 99. The cap forced on every kernel cost rmsnorm and gemma_rmsnorm (one
+/// level, same dtype) up to 1.7 points, layernorm at 8192 2.2. One held input
+/// row and at most one row loaded after the reductions: more
+/// (fused_add_rmsnorm's residual, layernorm's bias, adaln's rows) spilled.
 static bool keepsThreeBlocks(KernelOp k, ScheduleAttr s) {
   if (s.getChunks() != 8 || s.getReread() || s.getLaunchThreads())
     return false;
