@@ -454,14 +454,16 @@ void RowLowering::emitScalarStores() {
 /// dtype than it reads spends longer between its loads and its stores, and
 /// two blocks an SM left memory idle. It keeps 768 threads an SM (80
 /// registers: three blocks of 256, six of 128) and re-widens its held bf16
-/// values after each reduction (rewiden) so that they fit without spills. On an
-/// H200, rows of 4096 / 16384 x 16384 went rmsnorm_quant_dynamic 83 -> 94% / 87
-/// -> 95% of memcpy, rmsnorm_quant_static 88 -> 95 / 91 -> 101, softmax 92 ->
-/// 95 / 96 -> 98; 16384 x 8192 rmsnorm_quant_static 96 -> 100, _dynamic 90
-/// -> 99. The cap forced on every kernel cost rmsnorm and gemma_rmsnorm (one
-/// level, same dtype) up to 1.7 points, layernorm at 8192 2.2. One held input
-/// row and at most one row loaded after the reductions: more
-/// (fused_add_rmsnorm's residual, layernorm's bias, adaln's rows) spilled.
+/// values after each reduction (rewiden) so that they fit without spills.
+/// On an H200, % of memcpy at 4096 and 16384 rows of 16384:
+/// rmsnorm_quant_dynamic from 83 and 87 to 94 and 95, rmsnorm_quant_static
+/// from 88 and 91 to 95 and 101, softmax from 92 and 96 to 95 and 98; at
+/// 16384 rows of 8192, rmsnorm_quant_static from 96 to 100 and _dynamic
+/// from 90 to 99. The cap forced on every kernel cost rmsnorm and
+/// gemma_rmsnorm (one level, same dtype) up to 1.7 points, layernorm at 8192
+/// 2.2. One held input row and at most one row loaded after the reductions:
+/// more (fused_add_rmsnorm's residual, layernorm's bias, adaln's rows)
+/// spilled.
 static bool keepsThreeBlocks(KernelOp k, ScheduleAttr s) {
   if (s.getChunks() != 8 || s.getReread() || s.getLaunchThreads())
     return false;
@@ -564,9 +566,8 @@ void RowLowering::emitInRegisters(int64_t count) {
         return llvm::any_of(roots(s.getDest()),
                             [&](Value r) { return loadedLate.contains(r); });
       });
-  bool rewidening = busyRows && keepsThreeBlocks(kernel, sched);
   for (int level = 0; level <= maxLevel; ++level) {
-    if (rewidening && level > 1)
+    if (busyRow && level > 1)
       for (Chunk &c : chunks)
         rewiden(c);
     for (ReduceOp r : reduces) {
@@ -579,7 +580,7 @@ void RowLowering::emitInRegisters(int64_t count) {
     }
     if (level > 0)
       emitReadyScalars();
-    if (rewidening && level == maxLevel)
+    if (busyRow && level == maxLevel)
       for (Chunk &c : chunks)
         rewiden(c);
     if (early || level == maxLevel)
@@ -759,7 +760,7 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
   /// all. Element-wise rows (the `_any` variant) need an address per element
   /// and spill under the cap, and so did a 16-chunk f32 row on sm_75; the
   /// Ptxas tests check every bundled kernel for spills.
-  int32_t registerCap(KernelOp k, ScheduleAttr s) {
+  int32_t registerCap(KernelOp k, ScheduleAttr s, bool busyRow) {
     int64_t block = s.getThreadsPerRow() * s.getRowsPerBlock();
     int64_t all = std::min<int64_t>(255, kRegistersPerSM / block);
     int64_t shared = std::min<int64_t>(
@@ -772,7 +773,7 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
     if (s.getReread() && vectorized)
       return std::min<int64_t>(
           all, kRegistersPerSM / std::max(block, kRereadResidentThreads));
-    if (busyRows && keepsThreeBlocks(k, s))
+    if (busyRow)
       // Whole 8-register steps, as ptxas allocates them.
       return std::min<int64_t>(
           all, kRegistersPerSM / std::max(block, kBusyResidentThreads) / 8 * 8);
@@ -846,14 +847,16 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
                     b.getDenseI32ArrayAttr({block, 1, 1}));
     else
       func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({block, 1, 1}));
-    func->setAttr("nvvm.maxnreg", b.getI32IntegerAttr(registerCap(k, s)));
+    bool busyRow = busyRows && keepsThreeBlocks(k, s);
+    func->setAttr("nvvm.maxnreg",
+                  b.getI32IntegerAttr(registerCap(k, s, busyRow)));
     func->setAttr(kAbiAttr, b.getArrayAttr(abi));
     if (s.getCluster()) // .reqnctapercluster: a plain launch forms them
       func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
                     b.getDenseI32ArrayAttr({int32_t(s.getTiles()), 1, 1}));
     b.setInsertionPointToStart(&func.getBody().front());
     RowLowering lowering(b, k, func);
-    lowering.busyRows = busyRows;
+    lowering.busyRow = busyRow;
     lowering.clusterSlots = clusterSlots;
     return lowering.run();
   }

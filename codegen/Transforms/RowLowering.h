@@ -112,8 +112,9 @@ public:
   LLVM::GlobalOp clusterSlots;
   /// The first cluster reduction waited on the barrier arrived at the start.
   bool clusterStarted = false;
-  /// kgen-lower-to-gpu's busy-rows: long busy bf16 rows re-widen.
-  bool busyRows = false;
+  /// A long busy bf16 row under the three-block cap (keepsThreeBlocks): its
+  /// held values re-widen after each reduction.
+  bool busyRow = false;
   std::optional<int64_t> staticLength;
   DenseMap<Value, int> levels;
   SmallVector<ReduceOp> reduces;
