@@ -5,7 +5,8 @@ schedules; the torch bench gives the comparison with PyTorch.
 
   python3 bench/python/ab_kgen.py LIB OPS TOKENS HIDDENS KERNELS_DIR...
 
-OPS, TOKENS and HIDDENS are comma lists (bf16, the norms suite's ops).
+OPS, TOKENS and HIDDENS are comma lists (bf16, the norms suite's ops, rope_neox,
+the activations, adaln); a token BxN (adaln) is B batch items of N rows.
 Prints the same-run memcpy bandwidth, then CSV: op, T, h, then per bundle
 its us, its % of memcpy (minimum bytes over time) and the variant
 launched."""
@@ -39,24 +40,29 @@ def main():
     for op in ops.split(","):
         for h in map(int, hids.split(",")):
             kernels = [tb.find_kernel(m, op, h) for m in manifests]
-            for T in map(int, toks.split(",")):
-                copies = max(2, math.ceil(1.2 * l2 / tb.footprint(op, T, h)))
+            for tok in toks.split(","):
+                B, _, N = tok.rpartition("x")
+                B = int(B or 0)
+                T = int(N) * max(B, 1)
+                copies = max(2, math.ceil(1.2 * l2 /
+                                          tb.footprint(op, T, h, B)))
                 K = copies * max(1, math.ceil(400 / copies))
-                sets = tb.make_tensors(op, T, h, copies, gen, dev)
-                kw = tb.kgen_launch_kw(op, T, h)
+                sets = tb.make_tensors(op, T, h, copies, gen, dev, B)
+                kw = tb.kgen_launch_kw(op, T, h, B)
                 best = [math.inf] * len(kernels)
                 for _ in range(3):
                     for i, k in enumerate(kernels):
-                        calls = [k.bind(*tb.kgen_args(k, op, s, T, h), **kw)
+                        calls = [k.bind(*tb.kgen_args(k, op, s, T, h, B),
+                                        **kw)
                                  for s in sets]
                         for c in calls[:2]:
                             c()
                         us, _ = tb.time_steady(calls, K, replays=5)
                         best[i] = min(best[i], us)
-                names = [k.variant_name(*tb.kgen_args(k, op, sets[0], T, h),
+                names = [k.variant_name(*tb.kgen_args(k, op, sets[0], T, h, B),
                                         **kw) for k in kernels]
-                gbps = [tb.min_bytes(op, T, h) / (us * 1e3) for us in best]
-                print("%s,%d,%d,%s" % (op, T, h, ",".join(
+                gbps = [tb.min_bytes(op, T, h, B) / (us * 1e3) for us in best]
+                print("%s,%s,%d,%s" % (op, tok, h, ",".join(
                     "%.3f,%.1f,%s" % (us, 100 * g / copy_gbps, n)
                     for us, g, n in zip(best, gbps, names))), flush=True)
                 del sets

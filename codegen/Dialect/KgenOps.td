@@ -180,7 +180,7 @@ def Kgen_GatherOp : Kgen_Op<"gather", [MemoryEffects<[MemRead]>,
 
 def Kgen_ReduceKindAttr : I32EnumAttr<"ReduceKind", "row reduction", [
     I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"max", 1>,
-    I32EnumAttrCase<"min", 2>]> {
+    I32EnumAttrCase<"min", 2>, I32EnumAttrCase<"sqdev", 3>]> {
   let cppNamespace = "::mlir::kgen";
 }
 
@@ -188,6 +188,11 @@ def Kgen_ReduceOp : Kgen_Op<"reduce", [Pure]> {
   let summary = "Reduces a row value to one value per row";
   let description = [{
     `sum` adds in f32 in an unspecified order; `max` and `min` propagate NaN.
+    `sqdev` is the sum of the squared deviations of the row's elements from
+    their mean, combined from partial counts, sums and sums of squared
+    deviations (Chan, Golub and LeVeque's pairwise update, as PyTorch's
+    Welford reductions): one reduction level where `sum((x - mean(x))^2)`
+    takes two.
   }];
   let arguments = (ins Kgen_ReduceKindAttr:$kind, 1DTensorOf<[F32]>:$input);
   let results = (outs F32:$result);

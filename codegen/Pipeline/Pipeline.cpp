@@ -166,6 +166,7 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
         mlir::kgen::KgenMakeVariantsOptions mv;
         mv.clusters = arch->clusters;
         pm.addPass(mlir::kgen::createKgenMakeVariants(mv));
+        pm.addPass(mlir::kgen::createKgenOnePassVariance());
         mlir::kgen::KgenScheduleOptions so;
         so.threadsPerRow = opts.threadsPerRow;
         so.rowsPerBlock = opts.rowsPerBlock;

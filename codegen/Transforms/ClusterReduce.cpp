@@ -19,21 +19,24 @@
 using namespace mlir;
 using namespace mlir::kgen;
 
-Value RowLowering::clusterReduce(Value s, ReduceKind kind, int slot) {
+SmallVector<SmallVector<Value>>
+RowLowering::clusterReduce(ArrayRef<SmallVector<Value>> s,
+                           ArrayRef<Partial> parts) {
   int64_t warps = sched.getThreadsPerRow() / 32, tiles = sched.getTiles();
   int64_t n = tiles * warps; // partials: a block's warps, block after block
-  Type i32 = b.getI32Type();
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
   auto peer = LLVM::LLVMPointerType::get(b.getContext(), 7);
   Value slots = LLVM::AddressOfOp::create(b, loc, clusterSlots);
-  auto slotOf = [&](Value i) {
+  auto slotOf = [&](int slot, Value i) {
     return gep(slots, toI64(arith::AddIOp::create(b, loc, cIndex(slot * n), i)),
-               s.getType());
+               f32);
   };
   if (!clusterStarted) { // the barrier emitInRegisters arrived on
     NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
     clusterStarted = true;
   }
-  // Lane j < tiles of each warp writes the warp's partial into block j.
+  // Lane j < tiles of each warp writes the warp's partials into block j
+  // (not the counts every warp shares).
   Value warp = arith::DivUIOp::create(b, loc, lane, cIndex(32));
   Value j = arith::RemUIOp::create(b, loc, lane, cIndex(32));
   Value writes = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j,
@@ -44,9 +47,15 @@ Value RowLowering::clusterReduce(Value s, ReduceKind kind, int slot) {
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
     Value mine = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, tileIndex, cIndex(warps)), warp);
-    Value at = NVVM::MapaOp::create(b, loc, peer, slotOf(mine),
-                                    arith::IndexCastOp::create(b, loc, i32, j));
-    LLVM::StoreOp::create(b, loc, s, at, 4);
+    Value rank = arith::IndexCastOp::create(b, loc, i32, j);
+    for (auto [p, xs] : llvm::zip_equal(parts, s))
+      for (auto [k, x] : llvm::enumerate(xs)) {
+        if (matchPattern(x, m_Constant()))
+          continue;
+        Value at =
+            NVVM::MapaOp::create(b, loc, peer, slotOf(p.slot + k, mine), rank);
+        LLVM::StoreOp::create(b, loc, x, at, 4);
+      }
   }
   // Arrive releases the writes above, wait acquires the peers'. Every slot
   // is written once per kernel: no barrier is needed before the next
@@ -58,20 +67,30 @@ Value RowLowering::clusterReduce(Value s, ReduceKind kind, int slot) {
   // the total.
   int64_t width = std::min<int64_t>(32, llvm::PowerOf2Ceil(n));
   Value first = arith::RemUIOp::create(b, loc, lane, cIndex(width));
-  Value x;
-  for (int64_t m = 0; m * width < n; ++m) {
-    Value k = arith::AddIOp::create(b, loc, first, cIndex(m * width));
-    bool partial = (m + 1) * width > n;
-    // Past the last partial a lane reads the last one and drops it.
-    Value kc = partial ? arith::MinUIOp::create(b, loc, k, cIndex(n - 1)) : k;
-    Value v = LLVM::LoadOp::create(b, loc, s.getType(), slotOf(kc), 4);
-    if (partial)
-      v = arith::SelectOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, k,
-                                cIndex(n)),
-          v, identity(kind, s.getType()));
-    x = x ? combine(kind, x, v) : v;
+  SmallVector<SmallVector<Value>> totals;
+  for (auto [p, xs] : llvm::zip_equal(parts, s)) {
+    SmallVector<Value> none = identities(p.kind), x;
+    for (int64_t m = 0; m * width < n; ++m) {
+      Value k = arith::AddIOp::create(b, loc, first, cIndex(m * width));
+      bool partial = (m + 1) * width > n;
+      // Past the last partial a lane reads the last one and drops it.
+      Value kc = partial ? arith::MinUIOp::create(b, loc, k, cIndex(n - 1)) : k;
+      SmallVector<Value> v;
+      for (auto [i, xi] : llvm::enumerate(xs))
+        v.push_back(
+            matchPattern(xi, m_Constant())
+                ? xi
+                : LLVM::LoadOp::create(b, loc, f32, slotOf(p.slot + i, kc), 4)
+                      .getResult());
+      if (partial) {
+        Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            k, cIndex(n));
+        for (auto [vi, id] : llvm::zip_equal(v, none))
+          vi = arith::SelectOp::create(b, loc, valid, vi, id);
+      }
+      x = x.empty() ? v : combineParts(p.kind, x, v);
+    }
+    totals.push_back(butterfly(x, p.kind, width));
   }
-  return butterfly(x, kind, width);
+  return totals;
 }

@@ -309,107 +309,6 @@ Chunk RowLowering::makeChunk(Value j, std::optional<int64_t> staticJ,
   return c;
 }
 
-Value RowLowering::identity(ReduceKind kind, Type t) {
-  auto ft = cast<FloatType>(getElementTypeOrSelf(t));
-  double v = kind == ReduceKind::sum   ? 0.0
-             : kind == ReduceKind::max ? -INFINITY
-                                       : INFINITY;
-  TypedAttr a = b.getFloatAttr(ft, v);
-  if (auto vt = dyn_cast<mlir::VectorType>(t))
-    a = DenseElementsAttr::get(vt, a);
-  return arith::ConstantOp::create(b, loc, t, a);
-}
-
-Value RowLowering::combine(ReduceKind kind, Value x, Value y) {
-  switch (kind) {
-  case ReduceKind::sum:
-    return arith::AddFOp::create(b, loc, x, y);
-  case ReduceKind::max:
-    return arith::MaximumFOp::create(b, loc, x, y);
-  case ReduceKind::min:
-    return arith::MinimumFOp::create(b, loc, x, y);
-  }
-  return x;
-}
-
-static vector::CombiningKind combiningKind(ReduceKind k) {
-  switch (k) {
-  case ReduceKind::sum:
-    return vector::CombiningKind::ADD;
-  case ReduceKind::max:
-    return vector::CombiningKind::MAXIMUMF;
-  case ReduceKind::min:
-    return vector::CombiningKind::MINIMUMF;
-  }
-  return vector::CombiningKind::ADD;
-}
-
-/// Combines `x` over each aligned group of `width` lanes (a power of two up
-/// to 32) by xor shuffles: every lane of a group ends with its total.
-Value RowLowering::butterfly(Value x, ReduceKind kind, int64_t width) {
-  Value w32 = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 32);
-  for (int64_t off = width / 2; off >= 1; off /= 2) {
-    Value o = arith::ConstantIntOp::create(b, loc, b.getI32Type(), off);
-    auto sh = gpu::ShuffleOp::create(b, loc, x, o, w32, gpu::ShuffleMode::XOR);
-    x = combine(kind, x, sh.getShuffleResult());
-  }
-  return x;
-}
-
-/// Combines a per-thread partial over the threads of a row: butterfly
-/// shuffles within a warp, then shared memory across the row's warps.
-Value RowLowering::crossThreadReduce(Value s, ReduceKind kind, int slot) {
-  int64_t tpr = sched.getThreadsPerRow();
-  // Launched threads are whole warps.
-  s = butterfly(s, kind, std::min<int64_t>(tpr, 32));
-  if (sched.getCluster())
-    return clusterReduce(s, kind, slot);
-  if (tpr <= 32)
-    return s;
-  int64_t warps = tpr / 32, rpb = sched.getRowsPerBlock();
-  Value smem = func.getWorkgroupAttributions().front();
-  Value slotBase = arith::MulIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, cIndex(slot * rpb), rowInBlock),
-      cIndex(warps));
-  Value warp = arith::DivUIOp::create(b, loc, lane, cIndex(32));
-  Value leader = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::eq,
-      arith::RemUIOp::create(b, loc, lane, cIndex(32)), cIndex(0));
-  {
-    OpBuilder::InsertionGuard g(b);
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, leader, false);
-    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    memref::StoreOp::create(
-        b, loc, s, smem,
-        ValueRange{arith::AddIOp::create(b, loc, slotBase, warp)});
-  }
-  gpu::BarrierOp::create(b, loc);
-  // Every slot is written once per kernel, so no second barrier is needed
-  // before the next reduction.
-  if (sched.getLaunchThreads()) {
-    // Up to `warps` slots, as many filled as warps were launched: lane i
-    // reads slot i (identity past the launched ones) and the lanes combine
-    // by shuffles, log2(warps) steps rather than a chain of `warps`.
-    Value launched = arith::DivUIOp::create(b, loc, threads, cIndex(32));
-    Value i = arith::RemUIOp::create(b, loc, lane, cIndex(warps));
-    Value x = memref::LoadOp::create(
-        b, loc, smem, ValueRange{arith::AddIOp::create(b, loc, slotBase, i)});
-    x = arith::SelectOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i, launched),
-        x, identity(kind, x.getType()));
-    return butterfly(x, kind, warps);
-  }
-  Value r;
-  for (int64_t w = 0; w < warps; ++w) {
-    Value x = memref::LoadOp::create(
-        b, loc, smem,
-        ValueRange{arith::AddIOp::create(b, loc, slotBase, cIndex(w))});
-    r = r ? combine(kind, r, x) : x;
-  }
-  return r;
-}
-
 void RowLowering::emitStores(Chunk &c, std::optional<int> level) {
   for (StoreOp s : kernel.getBody().getOps<StoreOp>()) {
     if (!isRowValue(s.getValue()))
@@ -426,21 +325,6 @@ void RowLowering::emitStores(Chunk &c, std::optional<int> level) {
       storePair(even, odd, chunkValue(even.getValue(), c),
                 chunkValue(odd.getValue(), c), c);
   }
-}
-
-Value RowLowering::accumulate(ReduceOp r, Chunk &c, Value acc) {
-  Value x = chunkValue(r.getInput(), c);
-  if (c.mask)
-    x = arith::SelectOp::create(b, loc, c.mask, x,
-                                identity(r.getKind(), x.getType()));
-  return acc ? combine(r.getKind(), acc, x) : x;
-}
-
-void RowLowering::finish(ReduceOp r, Value acc) {
-  Value s =
-      vector::ReductionOp::create(b, loc, combiningKind(r.getKind()), acc);
-  int slot = llvm::find(reduces, r) - reduces.begin();
-  map.map(r.getResult(), crossThreadReduce(s, r.getKind(), slot));
 }
 
 void RowLowering::emitScalarStores() {
@@ -570,14 +454,16 @@ void RowLowering::emitInRegisters(int64_t count) {
     if (busyRow && level > 1)
       for (Chunk &c : chunks)
         rewiden(c);
+    SmallVector<ReduceOp> phase;
+    SmallVector<SmallVector<Value>> partials;
     for (ReduceOp r : reduces) {
-      if (reduceLevel(r.getResult()) != level)
+      if (reduceLevel(r.getResult()) != level || sqdevTwin(r))
         continue;
-      Value acc;
-      for (Chunk &c : chunks)
-        acc = accumulate(r, c, acc);
-      finish(r, acc);
+      phase.push_back(r);
+      partials.push_back(threadPartial(r, chunks));
     }
+    if (!phase.empty())
+      finish(phase, partials);
     if (level > 0)
       emitReadyScalars();
     if (busyRow && level == maxLevel)
@@ -648,22 +534,46 @@ void RowLowering::emitRereading() {
   // a second copy of them would cost compile time for a fallback.
   bool split = allVectorized(held);
   for (int level = 1; level <= maxLevel; ++level) {
+    // The loop carries a vector accumulator per reduction, a sqdev's
+    // moments as three scalars.
     SmallVector<ReduceOp> phase;
     SmallVector<Value> inits;
     for (ReduceOp r : reduces)
-      if (reduceLevel(r.getResult()) == level) {
+      if (reduceLevel(r.getResult()) == level && !sqdevTwin(r)) {
         phase.push_back(r);
-        inits.push_back(identity(r.getKind(), accType));
+        if (r.getKind() == ReduceKind::sqdev)
+          llvm::append_range(inits, identities(r.getKind()));
+        else
+          inits.push_back(identity(r.getKind(), accType));
       }
     SmallVector<Value> accs =
         rowLoop(split, inits, held, [&](Chunk &c, ValueRange in) {
           SmallVector<Value> next;
-          for (auto [r, acc] : llvm::zip(phase, in))
-            next.push_back(accumulate(r, c, acc));
+          for (ReduceOp r : phase) {
+            if (r.getKind() == ReduceKind::sqdev) {
+              llvm::append_range(
+                  next, mergeMoments(in.take_front(3),
+                                     localMoments(r, MutableArrayRef(c))));
+              in = in.drop_front(3);
+              continue;
+            }
+            next.push_back(accumulate(r, c, in.front()));
+            in = in.drop_front();
+          }
           return next;
         });
-    for (auto [r, acc] : llvm::zip(phase, accs))
-      finish(r, acc);
+    SmallVector<SmallVector<Value>> partials;
+    ArrayRef<Value> rest = accs;
+    for (ReduceOp r : phase) {
+      if (r.getKind() == ReduceKind::sqdev) {
+        partials.push_back(SmallVector<Value>(rest.take_front(3)));
+        rest = rest.drop_front(3);
+        continue;
+      }
+      partials.push_back({reduceVector(r, rest.front())});
+      rest = rest.drop_front();
+    }
+    finish(phase, partials);
     emitReadyScalars();
   }
   SmallVector<LoadOp> rowLoads;
@@ -703,8 +613,11 @@ LogicalResult RowLowering::run() {
   for (auto [even, odd] : pairs.stores)
     if (even.getVectorWidth().value_or(1) > 1)
       storePairOf[even] = storePairOf[odd] = {even, odd};
+  int slots = 0;
   for (ReduceOp r : kernel.getBody().getOps<ReduceOp>()) {
     reduces.push_back(r);
+    slotOf[r] = slots;
+    slots += slotsOf(r.getKind());
     maxLevel = std::max(maxLevel, reduceLevel(r.getResult()));
   }
 
@@ -816,7 +729,9 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
     params.push_back(b.getI64Type());
     abi.push_back(b.getStringAttr("rows"));
 
-    int64_t nReduce = llvm::range_size(k.getBody().getOps<ReduceOp>());
+    int64_t nReduce = 0; // shared slots a warp takes
+    for (ReduceOp r : k.getBody().getOps<ReduceOp>())
+      nReduce += RowLowering::slotsOf(r.getKind());
     SmallVector<Type> workgroup;
     LLVM::GlobalOp clusterSlots;
     if (s.getCluster()) {

@@ -152,8 +152,10 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
       // cluster barrier lost on an H200 (layernorm, softmax and
       // rmsnorm_quant_dynamic, bf16 2048 to 8192 at 1 to 32 rows: 0.05 to
       // 0.7 us slower than `_vec`; at 16384 they gained on one row).
+      // layernorm's variance counts as one level: kgen-one-pass-variance
+      // makes it one in this variant.
       if (clusters && wholeReduce && nvec >= kClusterMinChunks &&
-          !hasNestedReduction(k)) {
+          !hasNestedReduction(k, /*oneLevelVariance=*/true)) {
         auto few = cast<KernelOp>(b.clone(*k));
         few.setSymName((name + "_vec_cluster").str());
         assume(few, 16, 16);

@@ -48,8 +48,13 @@ inline constexpr llvm::StringLiteral kAbiAttr = "kgen.abi";
 llvm::SetVector<LoadOp> rowLoadsHeld(KernelOp kernel);
 
 /// Whether some reduction of `kernel` reads another's result (layernorm's
-/// variance reads its mean).
-bool hasNestedReduction(KernelOp kernel);
+/// variance reads its mean). With `oneLevelVariance`, a variance that
+/// kgen-one-pass-variance makes one reduction (varianceInput) does not.
+bool hasNestedReduction(KernelOp kernel, bool oneLevelVariance = false);
+
+/// The x of a `reduce sum ((x - mean(x)) * (x - mean(x)))`, with mean(x)
+/// `reduce sum x` over the row length; null for other reductions.
+Value varianceInput(ReduceOp r);
 
 /// Elements in a chunk, what a thread moves per access: 16 bytes of the
 /// widest dtype of the rows the row program streams.

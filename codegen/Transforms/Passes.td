@@ -18,6 +18,18 @@ def KgenFastMath : Pass<"kgen-fast-math", "ModuleOp"> {
                            "::mlir::math::MathDialect"];
 }
 
+def KgenOnePassVariance : Pass<"kgen-one-pass-variance", "ModuleOp"> {
+  let summary = "Sum of squared deviations from the mean in one reduction";
+  let description = [{
+    In the variants for few rows (`kgen.max_rows`: `_vec_cluster`),
+    rewrites `reduce sum ((x - m) * (x - m))`, where `m` is the row's mean
+    (`reduce sum x` divided by the row length), into `reduce sqdev x`. The
+    variance then needs no reduction of a reduction: one cluster barrier
+    fewer a row.
+  }];
+  let dependentDialects = ["::mlir::kgen::KgenDialect"];
+}
+
 def KgenMakeVariants : Pass<"kgen-make-variants", "ModuleOp"> {
   let summary = "Clone each kernel into an aligned and a fallback variant";
   let description = [{

@@ -41,7 +41,11 @@ llvm::SetVector<LoadOp> mlir::kgen::rowLoadsHeld(KernelOp kernel) {
   return held;
 }
 
-bool mlir::kgen::hasNestedReduction(KernelOp kernel) {
+bool mlir::kgen::hasNestedReduction(KernelOp kernel, bool oneLevelVariance) {
+  auto input = [&](ReduceOp r) {
+    Value x = oneLevelVariance ? varianceInput(r) : Value();
+    return x ? x : r.getInput();
+  };
   DenseMap<Value, bool> memo;
   std::function<bool(Value)> readsReduce = [&](Value v) {
     Operation *op = v.getDefiningOp();
@@ -56,7 +60,7 @@ bool mlir::kgen::hasNestedReduction(KernelOp kernel) {
     return memo[v] = r;
   };
   return llvm::any_of(kernel.getBody().getOps<ReduceOp>(),
-                      [&](ReduceOp r) { return readsReduce(r.getInput()); });
+                      [&](ReduceOp r) { return readsReduce(input(r)); });
 }
 
 int64_t mlir::kgen::chunkVector(KernelOp kernel) {

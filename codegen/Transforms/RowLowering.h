@@ -37,6 +37,8 @@ class RowLowering {
 public:
   RowLowering(OpBuilder &b, KernelOp kernel, gpu::GPUFuncOp func);
   LogicalResult run();
+  /// Shared slots a warp's partial of a reduction of `kind` takes.
+  static int slotsOf(ReduceKind kind);
 
   // RowAccess.cpp: memory.
   Value loadChunk(LoadOp op, Chunk &c);
@@ -58,12 +60,32 @@ private:
                   bool inside = false);
   void emitReadyScalars();
   int reduceLevel(Value v);
-  Value butterfly(Value x, ReduceKind kind, int64_t width);
-  Value crossThreadReduce(Value partial, ReduceKind kind, int slot);
+  // Reductions.cpp: a row's reductions over its threads.
+  /// A thread's partial of a reduction (one value; a sqdev's count, sum and
+  /// squared deviations) and the reduction's first shared slot.
+  struct Partial {
+    SmallVector<Value> values;
+    ReduceKind kind;
+    int slot;
+  };
+  SmallVector<Value> butterfly(ValueRange x, ReduceKind kind, int64_t width);
+  SmallVector<SmallVector<Value>> crossThreadReduce(ArrayRef<Partial> parts);
+  /// The sqdev over the same input as `r`, a sum: it gives `r` its sum
+  /// (layernorm's mean) without a shuffle chain of its own.
+  ReduceOp sqdevTwin(ReduceOp r);
   /// ClusterReduce.cpp: the warps' partials of a row over its cluster.
-  Value clusterReduce(Value warpPartial, ReduceKind kind, int slot);
+  SmallVector<SmallVector<Value>>
+  clusterReduce(ArrayRef<SmallVector<Value>> warpPartials,
+                ArrayRef<Partial> parts);
   Value combine(ReduceKind kind, Value a, Value b);
+  SmallVector<Value> combineParts(ReduceKind kind, ValueRange a, ValueRange b);
+  SmallVector<Value> mergeMoments(ValueRange a, ValueRange b);
+  SmallVector<Value> localMoments(ReduceOp r, MutableArrayRef<Chunk> chunks);
   Value identity(ReduceKind kind, Type t);
+  SmallVector<Value> identities(ReduceKind kind);
+  /// This thread's partial of `r` over the chunks it holds.
+  SmallVector<Value> threadPartial(ReduceOp r, MutableArrayRef<Chunk> chunks);
+  Value reduceVector(ReduceOp r, Value acc);
   void emitPrologue();
   void emitRowMaps();
   /// The chunk's row stores; only those of reduction `level` when given.
@@ -80,7 +102,8 @@ private:
   rowLoop(bool split, ValueRange inits, ArrayRef<LoadOp> preload,
           function_ref<SmallVector<Value>(Chunk &, ValueRange)> body);
   Value accumulate(ReduceOp r, Chunk &c, Value acc);
-  void finish(ReduceOp r, Value acc);
+  /// The reductions of one level, from each one's per-thread partial.
+  void finish(ArrayRef<ReduceOp> rs, ArrayRef<SmallVector<Value>> partials);
 
   Value cIndex(int64_t v);
   /// The kernel arguments under a tensor value (itself, or a row map's).
@@ -118,6 +141,7 @@ public:
   std::optional<int64_t> staticLength;
   DenseMap<Value, int> levels;
   SmallVector<ReduceOp> reduces;
+  DenseMap<Operation *, int> slotOf; ///< reduction -> its first shared slot
   int maxLevel = 0;
   /// Stride-2 pairs the alignment analysis gave span accesses (width > 1):
   /// either member -> (even, odd).

@@ -266,31 +266,27 @@ kgen.kernel @wide_copy(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "
 // block, kept in registers: each chunk of x and of the weight is loaded once
 // (8 loads in all) and reused by the reductions and the store. Two
 // reductions x 2 rows x 4 warps = 16 f32 of workgroup memory; each reduction
-// shuffles within the warp (offsets 16 to 1), warp leaders write their
-// partials, a barrier, then every thread combines the row's 4 partials.
+// shuffles within the warp (offsets 16 to 1), warp leaders write both
+// partials, one barrier (the two are of one level), then every thread
+// combines the row's 4 partials of each.
 // CHECK-LABEL: gpu.func @norm(
 // CHECK-SAME: workgroup(%[[SMEM:.+]] : memref<16xf32, #gpu.address_space<workgroup>>) kernel
 // CHECK-SAME: kgen.abi = ["ptr:x", "ptr:w", "ptr:y", "stride:x", "stride:y", "scalar:eps", "rows"]
 // CHECK-SAME: nvvm.maxntid = array<i32: 256, 1, 1>
 // CHECK: vector.reduction <add>
+// CHECK: vector.reduction <maximumf>
 // CHECK-NEXT: arith.constant 32 : i32
 // CHECK-NEXT: arith.constant 16 : i32
 // CHECK-NEXT: gpu.shuffle xor
-// CHECK-COUNT-4: gpu.shuffle xor
+// CHECK-COUNT-9: gpu.shuffle xor
 // CHECK-NOT: gpu.shuffle
 // CHECK: %[[LEADER:.+]] = arith.cmpi eq
 // CHECK-NEXT: scf.if %[[LEADER]] {
-// CHECK: memref.store %{{.+}}, %[[SMEM]][%{{.+}}] : memref<16xf32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-2: memref.store %{{.+}}, %[[SMEM]][%{{.+}}] : memref<16xf32, #gpu.address_space<workgroup>>
 // CHECK: gpu.barrier
-// CHECK-COUNT-4: memref.load %[[SMEM]][%{{.+}}] : memref<16xf32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-8: memref.load %[[SMEM]][%{{.+}}] : memref<16xf32, #gpu.address_space<workgroup>>
 // CHECK-NOT: memref.load
-// CHECK: vector.reduction <maximumf>
-// CHECK-COUNT-5: gpu.shuffle xor
-// CHECK-NOT: gpu.shuffle
-// CHECK: memref.store %{{.+}}, %[[SMEM]]
-// CHECK: gpu.barrier
-// CHECK-COUNT-4: memref.load %[[SMEM]]
-// CHECK-NOT: memref.load
+// CHECK-NOT: gpu.barrier
 // CHECK: math.rsqrt
 // CHECK-COUNT-4: llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
 // CHECK-NOT: llvm.store

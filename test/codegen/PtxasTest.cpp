@@ -122,8 +122,8 @@ TEST_P(Ptxas, AssemblesWithoutSpills) {
     }
     // The variant for few rows: on archs with clusters, for static lengths
     // of at least 256 whole chunks that reduce (4096 and 16384 here, not 7
-    // or 4095) in one level (rmsnorm; not layernorm's mean then variance),
-    // a cluster of blocks per row.
+    // or 4095) in one level (rmsnorm, and layernorm through its one-pass
+    // variance; not softmax's max then sum), a cluster of blocks per row.
     int cluster = art.ptx.find(".entry k_vec_cluster(") != std::string::npos;
     const codegen::Arch *arch = codegen::findArch(c.arch);
     ASSERT_NE(arch, nullptr);
@@ -132,10 +132,10 @@ TEST_P(Ptxas, AssemblesWithoutSpills) {
     if (cluster) {
       EXPECT_TRUE(clusterLength && reduces) << log;
     }
-    if (c.op == "rmsnorm") {
+    if (c.op == "rmsnorm" || c.op == "layernorm") {
       EXPECT_EQ(cluster, clusterLength) << log;
     }
-    if (c.op == "layernorm") {
+    if (c.op == "softmax") {
       EXPECT_EQ(cluster, 0) << log;
     }
     EXPECT_EQ(cluster, art.ptx.find(".reqnctapercluster") != std::string::npos)

@@ -1,0 +1,296 @@
+//===- Reductions.cpp - A row's reductions over its threads ---------------===//
+//
+// A thread reduces its chunks of the row to a partial; partials cross the
+// row's threads by xor shuffles within a warp, then through shared memory
+// (or a cluster's, ClusterReduce.cpp) across warps. A partial is one value,
+// or for `sqdev` three: the count, sum and sum of squared deviations from
+// their mean of the elements it covers, merged pairwise (Chan, Golub and
+// LeVeque). Counts known when the IR is built (every thread's chunks inside
+// the row) stay constants: their arithmetic folds, they are not shuffled
+// and no division is left but by constants.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/Transforms/RowLowering.h"
+
+using namespace mlir;
+using namespace mlir::kgen;
+
+Value RowLowering::identity(ReduceKind kind, Type t) {
+  auto ft = cast<FloatType>(getElementTypeOrSelf(t));
+  double v = kind == ReduceKind::max   ? -INFINITY
+             : kind == ReduceKind::min ? INFINITY
+                                       : 0.0;
+  TypedAttr a = b.getFloatAttr(ft, v);
+  if (auto vt = dyn_cast<mlir::VectorType>(t))
+    a = DenseElementsAttr::get(vt, a);
+  return arith::ConstantOp::create(b, loc, t, a);
+}
+
+SmallVector<Value> RowLowering::identities(ReduceKind kind) {
+  Type f32 = b.getF32Type();
+  if (kind != ReduceKind::sqdev)
+    return {identity(kind, f32)};
+  Value zero = identity(kind, f32);
+  return {zero, zero, zero};
+}
+
+Value RowLowering::combine(ReduceKind kind, Value x, Value y) {
+  switch (kind) {
+  case ReduceKind::sum:
+    return arith::AddFOp::create(b, loc, x, y);
+  case ReduceKind::max:
+    return arith::MaximumFOp::create(b, loc, x, y);
+  case ReduceKind::min:
+    return arith::MinimumFOp::create(b, loc, x, y);
+  case ReduceKind::sqdev:
+    break;
+  }
+  llvm_unreachable("sqdev partials combine by mergeMoments");
+}
+
+SmallVector<Value> RowLowering::combineParts(ReduceKind kind, ValueRange x,
+                                             ValueRange y) {
+  if (kind == ReduceKind::sqdev)
+    return mergeMoments(x, y);
+  return {combine(kind, x[0], y[0])};
+}
+
+/// (count, sum, squared deviations) of two disjoint sets of elements: the
+/// sums add, and the squared deviations gain (mean_x - mean_y)^2 nx ny / n,
+/// written (Sx ny - Sy nx)^2 / (nx ny n). An empty side adds nothing.
+SmallVector<Value> RowLowering::mergeMoments(ValueRange x, ValueRange y) {
+  Value zero = identity(ReduceKind::sum, b.getF32Type());
+  Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0));
+  Value n = b.createOrFold<arith::AddFOp>(loc, x[0], y[0]);
+  Value sum = arith::AddFOp::create(b, loc, x[1], y[1]);
+  Value d = arith::SubFOp::create(
+      b, loc, b.createOrFold<arith::MulFOp>(loc, x[1], y[0]),
+      b.createOrFold<arith::MulFOp>(loc, y[1], x[0]));
+  Value w = b.createOrFold<arith::MulFOp>(
+      loc, b.createOrFold<arith::MulFOp>(loc, x[0], y[0]), n);
+  // Counts are whole numbers: w is 0 or at least 1, and the approximate
+  // reciprocal of a count is good to 1 ulp.
+  Value inv =
+      b.createOrFold<arith::DivFOp>(loc, one, w, arith::FastMathFlags::afn);
+  Value gap =
+      arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, d, d), inv);
+  Value some =
+      b.createOrFold<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, w, zero);
+  gap = b.createOrFold<arith::SelectOp>(loc, some, gap, zero);
+  Value sq = arith::AddFOp::create(
+      b, loc, arith::AddFOp::create(b, loc, x[2], y[2]), gap);
+  return {n, sum, sq};
+}
+
+/// The moments of this thread's elements of the row in `chunks`: their sum,
+/// then the squared deviations from their own mean (two passes over values
+/// the thread holds).
+SmallVector<Value> RowLowering::localMoments(ReduceOp r,
+                                             MutableArrayRef<Chunk> chunks) {
+  Type f32 = b.getF32Type();
+  auto vt = mlir::VectorType::get({vec}, f32);
+  Value zeros = identity(ReduceKind::sum, vt);
+  Value ones = arith::ConstantOp::create(
+      b, loc, vt, DenseElementsAttr::get(vt, b.getF32FloatAttr(1.0)));
+  Value sum, count;
+  bool masked = false;
+  for (Chunk &c : chunks) {
+    Value x = chunkValue(r.getInput(), c);
+    Value in = ones;
+    if (c.mask) {
+      x = arith::SelectOp::create(b, loc, c.mask, x, zeros);
+      in = arith::SelectOp::create(b, loc, c.mask, ones, zeros);
+      masked = true;
+    }
+    sum = sum ? arith::AddFOp::create(b, loc, sum, x) : x;
+    count = count ? arith::AddFOp::create(b, loc, count, in) : in;
+  }
+  auto add = vector::CombiningKind::ADD;
+  Value s = vector::ReductionOp::create(b, loc, add, sum);
+  Value n = masked
+                ? Value(vector::ReductionOp::create(b, loc, add, count))
+                : Value(arith::ConstantOp::create(
+                      b, loc, b.getF32FloatAttr(double(vec * chunks.size()))));
+  Value zero = identity(ReduceKind::sum, f32);
+  Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0));
+  // A thread past the row's end has no elements: mean 0, nothing added.
+  Value inv =
+      b.createOrFold<arith::DivFOp>(loc, one, n, arith::FastMathFlags::afn);
+  inv = b.createOrFold<arith::SelectOp>(
+      loc,
+      b.createOrFold<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, n, zero),
+      inv, zero);
+  Value mean = vector::BroadcastOp::create(
+      b, loc, vt, arith::MulFOp::create(b, loc, s, inv));
+  Value sq;
+  for (Chunk &c : chunks) {
+    Value dev =
+        arith::SubFOp::create(b, loc, chunkValue(r.getInput(), c), mean);
+    dev = arith::MulFOp::create(b, loc, dev, dev);
+    if (c.mask)
+      dev = arith::SelectOp::create(b, loc, c.mask, dev, zeros);
+    sq = sq ? arith::AddFOp::create(b, loc, sq, dev) : dev;
+  }
+  return {n, s, vector::ReductionOp::create(b, loc, add, sq)};
+}
+
+static vector::CombiningKind combiningKind(ReduceKind k) {
+  switch (k) {
+  case ReduceKind::max:
+    return vector::CombiningKind::MAXIMUMF;
+  case ReduceKind::min:
+    return vector::CombiningKind::MINIMUMF;
+  default:
+    return vector::CombiningKind::ADD;
+  }
+}
+
+Value RowLowering::accumulate(ReduceOp r, Chunk &c, Value acc) {
+  Value x = chunkValue(r.getInput(), c);
+  if (c.mask)
+    x = arith::SelectOp::create(b, loc, c.mask, x,
+                                identity(r.getKind(), x.getType()));
+  return acc ? combine(r.getKind(), acc, x) : x;
+}
+
+SmallVector<Value> RowLowering::threadPartial(ReduceOp r,
+                                              MutableArrayRef<Chunk> chunks) {
+  if (r.getKind() == ReduceKind::sqdev)
+    return localMoments(r, chunks);
+  Value acc;
+  for (Chunk &c : chunks)
+    acc = accumulate(r, c, acc);
+  return {reduceVector(r, acc)};
+}
+
+Value RowLowering::reduceVector(ReduceOp r, Value acc) {
+  return vector::ReductionOp::create(b, loc, combiningKind(r.getKind()), acc);
+}
+
+/// Combines `x` over each aligned group of `width` lanes (a power of two up
+/// to 32) by xor shuffles: every lane of a group ends with its total.
+/// Constants (counts every lane shares) are not shuffled.
+SmallVector<Value> RowLowering::butterfly(ValueRange xs, ReduceKind kind,
+                                          int64_t width) {
+  SmallVector<Value> x(xs);
+  Value w32 = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 32);
+  for (int64_t off = width / 2; off >= 1; off /= 2) {
+    Value o = arith::ConstantIntOp::create(b, loc, b.getI32Type(), off);
+    SmallVector<Value> other;
+    for (Value v : x)
+      other.push_back(
+          matchPattern(v, m_Constant())
+              ? v
+              : gpu::ShuffleOp::create(b, loc, v, o, w32, gpu::ShuffleMode::XOR)
+                    .getShuffleResult());
+    x = combineParts(kind, x, other);
+  }
+  return x;
+}
+
+/// Combines per-thread partials over the threads of a row: butterfly
+/// shuffles within a warp, then shared memory across the row's warps. The
+/// partials of one level cross under one barrier.
+SmallVector<SmallVector<Value>>
+RowLowering::crossThreadReduce(ArrayRef<Partial> parts) {
+  int64_t tpr = sched.getThreadsPerRow();
+  SmallVector<SmallVector<Value>> s;
+  // Launched threads are whole warps.
+  for (const Partial &p : parts)
+    s.push_back(butterfly(p.values, p.kind, std::min<int64_t>(tpr, 32)));
+  if (sched.getCluster())
+    return clusterReduce(s, parts);
+  if (tpr <= 32)
+    return s;
+  int64_t warps = tpr / 32, rpb = sched.getRowsPerBlock();
+  Value smem = func.getWorkgroupAttributions().front();
+  auto slotBase = [&](int slot) {
+    return arith::MulIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, cIndex(slot * rpb), rowInBlock),
+        cIndex(warps));
+  };
+  Value warp = arith::DivUIOp::create(b, loc, lane, cIndex(32));
+  Value leader = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq,
+      arith::RemUIOp::create(b, loc, lane, cIndex(32)), cIndex(0));
+  {
+    OpBuilder::InsertionGuard g(b);
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, leader, false);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    for (auto [p, xs] : llvm::zip(parts, s))
+      for (auto [k, x] : llvm::enumerate(xs))
+        if (!matchPattern(x, m_Constant()))
+          memref::StoreOp::create(b, loc, x, smem,
+                                  ValueRange{arith::AddIOp::create(
+                                      b, loc, slotBase(p.slot + k), warp)});
+  }
+  gpu::BarrierOp::create(b, loc);
+  // Every slot is written once per kernel, so no second barrier is needed
+  // before the next reduction.
+  for (auto [p, xs] : llvm::zip(parts, s)) {
+    auto slot = [&](int64_t k, Value w) -> Value {
+      if (matchPattern(xs[k], m_Constant()))
+        return xs[k];
+      return memref::LoadOp::create(
+          b, loc, smem,
+          ValueRange{arith::AddIOp::create(b, loc, slotBase(p.slot + k), w)});
+    };
+    SmallVector<Value> total;
+    if (sched.getLaunchThreads()) {
+      // Up to `warps` slots, as many filled as warps were launched: lane i
+      // reads slot i (identity past the launched ones) and the lanes combine
+      // by shuffles, log2(warps) steps rather than a chain of `warps`.
+      Value launched = arith::DivUIOp::create(b, loc, threads, cIndex(32));
+      Value i = arith::RemUIOp::create(b, loc, lane, cIndex(warps));
+      for (int64_t k = 0, e = xs.size(); k < e; ++k)
+        total.push_back(slot(k, i));
+      Value used =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i, launched);
+      SmallVector<Value> none = identities(p.kind);
+      for (auto [x, id] : llvm::zip_equal(total, none))
+        x = arith::SelectOp::create(b, loc, used, x, id);
+      total = butterfly(total, p.kind, warps);
+    } else {
+      for (int64_t w = 0; w < warps; ++w) {
+        SmallVector<Value> x;
+        for (int64_t k = 0, e = xs.size(); k < e; ++k)
+          x.push_back(slot(k, cIndex(w)));
+        total = total.empty() ? x : combineParts(p.kind, total, x);
+      }
+    }
+    xs = total;
+  }
+  return s;
+}
+
+ReduceOp RowLowering::sqdevTwin(ReduceOp r) {
+  if (r.getKind() != ReduceKind::sum)
+    return {};
+  for (ReduceOp t : reduces)
+    if (t.getKind() == ReduceKind::sqdev && t.getInput() == r.getInput())
+      return t;
+  return {};
+}
+
+void RowLowering::finish(ArrayRef<ReduceOp> rs,
+                         ArrayRef<SmallVector<Value>> partials) {
+  SmallVector<Partial> parts;
+  for (auto [i, values] : llvm::enumerate(partials)) {
+    ReduceOp r = rs[i];
+    parts.push_back({values, r.getKind(), slotOf.lookup(r)});
+  }
+  SmallVector<SmallVector<Value>> totals = crossThreadReduce(parts);
+  for (auto [i, total] : llvm::enumerate(totals)) {
+    ReduceOp r = rs[i];
+    // One value, or a sqdev's squared deviations; its twin takes its sum.
+    map.map(r.getResult(), total.back());
+    if (r.getKind() == ReduceKind::sqdev)
+      for (ReduceOp t : reduces)
+        if (sqdevTwin(t) == r)
+          map.map(t.getResult(), total[1]);
+  }
+}
+
+int RowLowering::slotsOf(ReduceKind kind) {
+  return kind == ReduceKind::sqdev ? 3 : 1;
+}
