@@ -180,7 +180,8 @@ def Kgen_GatherOp : Kgen_Op<"gather", [MemoryEffects<[MemRead]>,
 
 def Kgen_ReduceKindAttr : I32EnumAttr<"ReduceKind", "row reduction", [
     I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"max", 1>,
-    I32EnumAttrCase<"min", 2>, I32EnumAttrCase<"sqdev", 3>]> {
+    I32EnumAttrCase<"min", 2>, I32EnumAttrCase<"sqdev", 3>,
+    I32EnumAttrCase<"expsum", 4>]> {
   let cppNamespace = "::mlir::kgen";
 }
 
@@ -192,7 +193,11 @@ def Kgen_ReduceOp : Kgen_Op<"reduce", [Pure]> {
     their mean, combined from partial counts, sums and sums of squared
     deviations (Chan, Golub and LeVeque's pairwise update, as PyTorch's
     Welford reductions): one reduction level where `sum((x - mean(x))^2)`
-    takes two.
+    takes two. `expsum` is `sum(exp(x - max(x)))`, its exponentials as
+    `math.exp` with the op's `fastmath` attribute (arith fastmath flags,
+    none when absent), from partial maxima and sums rescaled to the larger
+    maximum (the online softmax): one level where softmax's max then sum
+    take two.
   }];
   let arguments = (ins Kgen_ReduceKindAttr:$kind, 1DTensorOf<[F32]>:$input);
   let results = (outs F32:$result);

@@ -167,6 +167,7 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
         mv.clusters = arch->clusters;
         pm.addPass(mlir::kgen::createKgenMakeVariants(mv));
         pm.addPass(mlir::kgen::createKgenOnePassVariance());
+        pm.addPass(mlir::kgen::createKgenOnlineSoftmax());
         mlir::kgen::KgenScheduleOptions so;
         so.threadsPerRow = opts.threadsPerRow;
         so.rowsPerBlock = opts.rowsPerBlock;

@@ -69,7 +69,7 @@ RowLowering::clusterReduce(ArrayRef<SmallVector<Value>> s,
   Value first = arith::RemUIOp::create(b, loc, lane, cIndex(width));
   SmallVector<SmallVector<Value>> totals;
   for (auto [p, xs] : llvm::zip_equal(parts, s)) {
-    SmallVector<Value> none = identities(p.kind), x;
+    SmallVector<Value> none = identities(ReduceOp(p.op).getKind()), x;
     for (int64_t m = 0; m * width < n; ++m) {
       Value k = arith::AddIOp::create(b, loc, first, cIndex(m * width));
       bool partial = (m + 1) * width > n;
@@ -88,9 +88,9 @@ RowLowering::clusterReduce(ArrayRef<SmallVector<Value>> s,
         for (auto [vi, id] : llvm::zip_equal(v, none))
           vi = arith::SelectOp::create(b, loc, valid, vi, id);
       }
-      x = x.empty() ? v : combineParts(p.kind, x, v);
+      x = x.empty() ? v : combineParts(p.op, x, v);
     }
-    totals.push_back(butterfly(x, p.kind, width));
+    totals.push_back(butterfly(x, p.op, width));
   }
   return totals;
 }

@@ -457,7 +457,7 @@ void RowLowering::emitInRegisters(int64_t count) {
     SmallVector<ReduceOp> phase;
     SmallVector<SmallVector<Value>> partials;
     for (ReduceOp r : reduces) {
-      if (reduceLevel(r.getResult()) != level || sqdevTwin(r))
+      if (reduceLevel(r.getResult()) != level || twinOf(r).first)
         continue;
       phase.push_back(r);
       partials.push_back(threadPartial(r, chunks));
@@ -534,14 +534,14 @@ void RowLowering::emitRereading() {
   // a second copy of them would cost compile time for a fallback.
   bool split = allVectorized(held);
   for (int level = 1; level <= maxLevel; ++level) {
-    // The loop carries a vector accumulator per reduction, a sqdev's
-    // moments as three scalars.
+    // The loop carries a vector accumulator per reduction, a tuple
+    // reduction's partial (sqdev, expsum) as scalars.
     SmallVector<ReduceOp> phase;
     SmallVector<Value> inits;
     for (ReduceOp r : reduces)
-      if (reduceLevel(r.getResult()) == level && !sqdevTwin(r)) {
+      if (reduceLevel(r.getResult()) == level && !twinOf(r).first) {
         phase.push_back(r);
-        if (r.getKind() == ReduceKind::sqdev)
+        if (slotsOf(r.getKind()) > 1)
           llvm::append_range(inits, identities(r.getKind()));
         else
           inits.push_back(identity(r.getKind(), accType));
@@ -550,11 +550,11 @@ void RowLowering::emitRereading() {
         rowLoop(split, inits, held, [&](Chunk &c, ValueRange in) {
           SmallVector<Value> next;
           for (ReduceOp r : phase) {
-            if (r.getKind() == ReduceKind::sqdev) {
+            if (int n = slotsOf(r.getKind()); n > 1) {
               llvm::append_range(
-                  next, mergeMoments(in.take_front(3),
-                                     localMoments(r, MutableArrayRef(c))));
-              in = in.drop_front(3);
+                  next, combineParts(r, in.take_front(n),
+                                     threadPartial(r, MutableArrayRef(c))));
+              in = in.drop_front(n);
               continue;
             }
             next.push_back(accumulate(r, c, in.front()));
@@ -565,9 +565,9 @@ void RowLowering::emitRereading() {
     SmallVector<SmallVector<Value>> partials;
     ArrayRef<Value> rest = accs;
     for (ReduceOp r : phase) {
-      if (r.getKind() == ReduceKind::sqdev) {
-        partials.push_back(SmallVector<Value>(rest.take_front(3)));
-        rest = rest.drop_front(3);
+      if (int n = slotsOf(r.getKind()); n > 1) {
+        partials.push_back(SmallVector<Value>(rest.take_front(n)));
+        rest = rest.drop_front(n);
         continue;
       }
       partials.push_back({reduceVector(r, rest.front())});

@@ -87,6 +87,14 @@ constexpr int64_t kManyRows = 8192;
 // 2.44 (fused_add_rmsnorm: 3.31 -> 2.48).
 constexpr int64_t kChunksPerFewRow = 64;
 constexpr int64_t kClusterMinChunks = 256;
+// softmax's online sum (kgen-online-softmax) merges by exponentials: on an
+// H200 its cluster variant lost on short rows and on the most rows (1 row
+// of 2048 1.38 -> 1.49 us, of 4096 1.61 -> 1.73; 32 rows of 16384 2.99 ->
+// 3.22) and won from 8192 (1 row 2.02 -> 1.83, of 16384 2.54 -> 2.02; 16
+// rows of 16384 2.87 -> 2.64): rows of at least 1024 chunks, at most a
+// row's chunks / 128 rows.
+constexpr int64_t kExpSumChunksPerFewRow = 128;
+constexpr int64_t kExpSumClusterMinChunks = 1024;
 
 /// Whether a `_vec` clone may hold its rows in `chunks` chunks per thread:
 /// it reduces (else nothing is held), the held loads fit, and rows are a
@@ -152,16 +160,21 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
       // cluster barrier lost on an H200 (layernorm, softmax and
       // rmsnorm_quant_dynamic, bf16 2048 to 8192 at 1 to 32 rows: 0.05 to
       // 0.7 us slower than `_vec`; at 16384 they gained on one row).
-      // layernorm's variance counts as one level: kgen-one-pass-variance
-      // makes it one in this variant.
-      if (clusters && wholeReduce && nvec >= kClusterMinChunks &&
-          !hasNestedReduction(k, /*oneLevelVariance=*/true)) {
+      // layernorm's variance and softmax's sum count as one level:
+      // kgen-one-pass-variance and kgen-online-softmax make them one in
+      // this variant.
+      bool expSum = llvm::any_of(k.getBody().getOps<ReduceOp>(),
+                                 [](ReduceOp r) { return expSumInput(r); });
+      if (clusters && wholeReduce &&
+          nvec >= (expSum ? kExpSumClusterMinChunks : kClusterMinChunks) &&
+          !hasNestedReduction(k, /*onePass=*/true)) {
         auto few = cast<KernelOp>(b.clone(*k));
         few.setSymName((name + "_vec_cluster").str());
         assume(few, 16, 16);
         few->setAttr(kVariantAttr, b.getStringAttr("vec"));
         few->setAttr(kMaxRowsAttr,
-                     b.getI64IntegerAttr(nvec / kChunksPerFewRow));
+                     b.getI64IntegerAttr(nvec / (expSum ? kExpSumChunksPerFewRow
+                                                        : kChunksPerFewRow)));
       }
       if (wholeReduce) {
         auto rows = cast<KernelOp>(b.clone(*k));

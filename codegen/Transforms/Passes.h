@@ -39,6 +39,9 @@ inline constexpr llvm::StringLiteral kMinRowsAttr = "kgen.min_rows";
 /// A variant the runtime launches only on at most this many rows (the
 /// schedule spreads each row over a cluster of blocks).
 inline constexpr llvm::StringLiteral kMaxRowsAttr = "kgen.max_rows";
+/// On an expsum reduction: the arith fastmath flags of its exponentials (the
+/// softmax's `math.exp`).
+inline constexpr llvm::StringLiteral kExpFastMathAttr = "fastmath";
 /// The gpu.func attribute listing its parameters for the spec.
 inline constexpr llvm::StringLiteral kAbiAttr = "kgen.abi";
 
@@ -48,13 +51,18 @@ inline constexpr llvm::StringLiteral kAbiAttr = "kgen.abi";
 llvm::SetVector<LoadOp> rowLoadsHeld(KernelOp kernel);
 
 /// Whether some reduction of `kernel` reads another's result (layernorm's
-/// variance reads its mean). With `oneLevelVariance`, a variance that
-/// kgen-one-pass-variance makes one reduction (varianceInput) does not.
-bool hasNestedReduction(KernelOp kernel, bool oneLevelVariance = false);
+/// variance reads its mean). With `onePass`, those that
+/// kgen-one-pass-variance and kgen-online-softmax make one reduction
+/// (varianceInput, expSumInput) do not.
+bool hasNestedReduction(KernelOp kernel, bool onePass = false);
 
 /// The x of a `reduce sum ((x - mean(x)) * (x - mean(x)))`, with mean(x)
 /// `reduce sum x` over the row length; null for other reductions.
 Value varianceInput(ReduceOp r);
+
+/// The x of a `reduce sum (exp(x - max(x)))`, with max(x) `reduce max x`;
+/// null for other reductions.
+Value expSumInput(ReduceOp r);
 
 /// Elements in a chunk, what a thread moves per access: 16 bytes of the
 /// widest dtype of the rows the row program streams.

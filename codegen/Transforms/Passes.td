@@ -30,6 +30,17 @@ def KgenOnePassVariance : Pass<"kgen-one-pass-variance", "ModuleOp"> {
   let dependentDialects = ["::mlir::kgen::KgenDialect"];
 }
 
+def KgenOnlineSoftmax : Pass<"kgen-online-softmax", "ModuleOp"> {
+  let summary = "softmax's sum of exponentials in one reduction";
+  let description = [{
+    In the variants for few rows (`kgen.max_rows`: `_vec_cluster`),
+    rewrites `reduce sum (exp(x - m))`, where `m` is `reduce max x`, into
+    `reduce expsum x` (carrying the exponential's fastmath flags): one
+    cluster barrier fewer a row.
+  }];
+  let dependentDialects = ["::mlir::kgen::KgenDialect"];
+}
+
 def KgenMakeVariants : Pass<"kgen-make-variants", "ModuleOp"> {
   let summary = "Clone each kernel into an aligned and a fallback variant";
   let description = [{

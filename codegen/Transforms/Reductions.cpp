@@ -5,7 +5,9 @@
 // (or a cluster's, ClusterReduce.cpp) across warps. A partial is one value,
 // or for `sqdev` three: the count, sum and sum of squared deviations from
 // their mean of the elements it covers, merged pairwise (Chan, Golub and
-// LeVeque). Counts known when the IR is built (every thread's chunks inside
+// LeVeque); for `expsum` two: the elements' max and the sum of their
+// exponentials less it, merged by rescaling to the larger max (the online
+// softmax). Counts known when the IR is built (every thread's chunks inside
 // the row) stay constants: their arithmetic folds, they are not shuffled
 // and no division is left but by constants.
 //
@@ -28,10 +30,12 @@ Value RowLowering::identity(ReduceKind kind, Type t) {
 
 SmallVector<Value> RowLowering::identities(ReduceKind kind) {
   Type f32 = b.getF32Type();
-  if (kind != ReduceKind::sqdev)
-    return {identity(kind, f32)};
-  Value zero = identity(kind, f32);
-  return {zero, zero, zero};
+  Value zero = identity(ReduceKind::sum, f32);
+  if (kind == ReduceKind::sqdev)
+    return {zero, zero, zero};
+  if (kind == ReduceKind::expsum)
+    return {identity(ReduceKind::max, f32), zero};
+  return {identity(kind, f32)};
 }
 
 Value RowLowering::combine(ReduceKind kind, Value x, Value y) {
@@ -43,16 +47,70 @@ Value RowLowering::combine(ReduceKind kind, Value x, Value y) {
   case ReduceKind::min:
     return arith::MinimumFOp::create(b, loc, x, y);
   case ReduceKind::sqdev:
+  case ReduceKind::expsum:
     break;
   }
-  llvm_unreachable("sqdev partials combine by mergeMoments");
+  llvm_unreachable("sqdev and expsum partials combine by combineParts");
 }
 
-SmallVector<Value> RowLowering::combineParts(ReduceKind kind, ValueRange x,
+SmallVector<Value> RowLowering::combineParts(ReduceOp r, ValueRange x,
                                              ValueRange y) {
-  if (kind == ReduceKind::sqdev)
+  if (r.getKind() == ReduceKind::sqdev)
     return mergeMoments(x, y);
-  return {combine(kind, x[0], y[0])};
+  if (r.getKind() == ReduceKind::expsum)
+    return mergeExpSums(r, x, y);
+  return {combine(r.getKind(), x[0], y[0])};
+}
+
+/// The exponentials of `r` (an expsum): math.exp with its fastmath flags.
+Value RowLowering::expOf(ReduceOp r, Value x) {
+  auto flags = r->getAttrOfType<arith::FastMathFlagsAttr>(kExpFastMathAttr);
+  return math::ExpOp::create(
+      b, loc, x, flags ? flags.getValue() : arith::FastMathFlags::none);
+}
+
+/// (max, sum of exp(x - max)) of two disjoint sets: each sum rescaled to the
+/// larger max. A side whose max is the larger keeps its sum as it is (also
+/// when both are empty, -inf: exp(-inf - -inf) would be NaN).
+SmallVector<Value> RowLowering::mergeExpSums(ReduceOp r, ValueRange x,
+                                             ValueRange y) {
+  Value m = arith::MaximumFOp::create(b, loc, x[0], y[0]);
+  auto rescaled = [&](ValueRange p) -> Value {
+    Value top =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, p[0], m);
+    Value scaled = arith::MulFOp::create(
+        b, loc, p[1], expOf(r, arith::SubFOp::create(b, loc, p[0], m)));
+    return arith::SelectOp::create(b, loc, top, p[1], scaled);
+  };
+  return {m, arith::AddFOp::create(b, loc, rescaled(x), rescaled(y))};
+}
+
+/// This thread's (max, sum of exp(x - max)) over its elements in `chunks`.
+SmallVector<Value> RowLowering::localExpSum(ReduceOp r,
+                                            MutableArrayRef<Chunk> chunks) {
+  auto vt = mlir::VectorType::get({vec}, b.getF32Type());
+  Value lowest = identity(ReduceKind::max, vt);
+  Value zeros = identity(ReduceKind::sum, vt);
+  Value top;
+  for (Chunk &c : chunks) {
+    Value x = chunkValue(r.getInput(), c);
+    if (c.mask)
+      x = arith::SelectOp::create(b, loc, c.mask, x, lowest);
+    top = top ? arith::MaximumFOp::create(b, loc, top, x) : x;
+  }
+  Value m =
+      vector::ReductionOp::create(b, loc, vector::CombiningKind::MAXIMUMF, top);
+  Value mv = vector::BroadcastOp::create(b, loc, vt, m);
+  Value sum;
+  for (Chunk &c : chunks) {
+    Value e = expOf(
+        r, arith::SubFOp::create(b, loc, chunkValue(r.getInput(), c), mv));
+    if (c.mask)
+      e = arith::SelectOp::create(b, loc, c.mask, e, zeros);
+    sum = sum ? arith::AddFOp::create(b, loc, sum, e) : e;
+  }
+  return {m,
+          vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, sum)};
 }
 
 /// (count, sum, squared deviations) of two disjoint sets of elements: the
@@ -157,6 +215,8 @@ SmallVector<Value> RowLowering::threadPartial(ReduceOp r,
                                               MutableArrayRef<Chunk> chunks) {
   if (r.getKind() == ReduceKind::sqdev)
     return localMoments(r, chunks);
+  if (r.getKind() == ReduceKind::expsum)
+    return localExpSum(r, chunks);
   Value acc;
   for (Chunk &c : chunks)
     acc = accumulate(r, c, acc);
@@ -170,7 +230,7 @@ Value RowLowering::reduceVector(ReduceOp r, Value acc) {
 /// Combines `x` over each aligned group of `width` lanes (a power of two up
 /// to 32) by xor shuffles: every lane of a group ends with its total.
 /// Constants (counts every lane shares) are not shuffled.
-SmallVector<Value> RowLowering::butterfly(ValueRange xs, ReduceKind kind,
+SmallVector<Value> RowLowering::butterfly(ValueRange xs, ReduceOp r,
                                           int64_t width) {
   SmallVector<Value> x(xs);
   Value w32 = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 32);
@@ -183,7 +243,7 @@ SmallVector<Value> RowLowering::butterfly(ValueRange xs, ReduceKind kind,
               ? v
               : gpu::ShuffleOp::create(b, loc, v, o, w32, gpu::ShuffleMode::XOR)
                     .getShuffleResult());
-    x = combineParts(kind, x, other);
+    x = combineParts(r, x, other);
   }
   return x;
 }
@@ -197,7 +257,7 @@ RowLowering::crossThreadReduce(ArrayRef<Partial> parts) {
   SmallVector<SmallVector<Value>> s;
   // Launched threads are whole warps.
   for (const Partial &p : parts)
-    s.push_back(butterfly(p.values, p.kind, std::min<int64_t>(tpr, 32)));
+    s.push_back(butterfly(p.values, p.op, std::min<int64_t>(tpr, 32)));
   if (sched.getCluster())
     return clusterReduce(s, parts);
   if (tpr <= 32)
@@ -246,16 +306,16 @@ RowLowering::crossThreadReduce(ArrayRef<Partial> parts) {
         total.push_back(slot(k, i));
       Value used =
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i, launched);
-      SmallVector<Value> none = identities(p.kind);
+      SmallVector<Value> none = identities(ReduceOp(p.op).getKind());
       for (auto [x, id] : llvm::zip_equal(total, none))
         x = arith::SelectOp::create(b, loc, used, x, id);
-      total = butterfly(total, p.kind, warps);
+      total = butterfly(total, p.op, warps);
     } else {
       for (int64_t w = 0; w < warps; ++w) {
         SmallVector<Value> x;
         for (int64_t k = 0, e = xs.size(); k < e; ++k)
           x.push_back(slot(k, cIndex(w)));
-        total = total.empty() ? x : combineParts(p.kind, total, x);
+        total = total.empty() ? x : combineParts(p.op, total, x);
       }
     }
     xs = total;
@@ -263,12 +323,20 @@ RowLowering::crossThreadReduce(ArrayRef<Partial> parts) {
   return s;
 }
 
-ReduceOp RowLowering::sqdevTwin(ReduceOp r) {
-  if (r.getKind() != ReduceKind::sum)
-    return {};
-  for (ReduceOp t : reduces)
-    if (t.getKind() == ReduceKind::sqdev && t.getInput() == r.getInput())
-      return t;
+std::pair<ReduceOp, int> RowLowering::twinOf(ReduceOp r) {
+  // Which plain reduction each tuple kind computes on the way, and where.
+  auto twin = [&](ReduceKind kind) -> std::pair<ReduceKind, int> {
+    if (kind == ReduceKind::sqdev)
+      return {ReduceKind::sum, 1};
+    if (kind == ReduceKind::expsum)
+      return {ReduceKind::max, 0};
+    return {kind, -1};
+  };
+  for (ReduceOp t : reduces) {
+    auto [kind, index] = twin(t.getKind());
+    if (index >= 0 && kind == r.getKind() && t.getInput() == r.getInput())
+      return {t, index};
+  }
   return {};
 }
 
@@ -277,20 +345,20 @@ void RowLowering::finish(ArrayRef<ReduceOp> rs,
   SmallVector<Partial> parts;
   for (auto [i, values] : llvm::enumerate(partials)) {
     ReduceOp r = rs[i];
-    parts.push_back({values, r.getKind(), slotOf.lookup(r)});
+    parts.push_back({values, r, slotOf.lookup(r)});
   }
   SmallVector<SmallVector<Value>> totals = crossThreadReduce(parts);
   for (auto [i, total] : llvm::enumerate(totals)) {
     ReduceOp r = rs[i];
-    // One value, or a sqdev's squared deviations; its twin takes its sum.
+    // One value, or a tuple's last (squared deviations, sum of
+    // exponentials); its twin takes the value it computes on the way.
     map.map(r.getResult(), total.back());
-    if (r.getKind() == ReduceKind::sqdev)
-      for (ReduceOp t : reduces)
-        if (sqdevTwin(t) == r)
-          map.map(t.getResult(), total[1]);
+    for (ReduceOp t : reduces)
+      if (auto [of, index] = twinOf(t); of == r)
+        map.map(t.getResult(), total[index]);
   }
 }
 
 int RowLowering::slotsOf(ReduceKind kind) {
-  return kind == ReduceKind::sqdev ? 3 : 1;
+  return kind == ReduceKind::sqdev ? 3 : kind == ReduceKind::expsum ? 2 : 1;
 }

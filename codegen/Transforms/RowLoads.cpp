@@ -41,9 +41,11 @@ llvm::SetVector<LoadOp> mlir::kgen::rowLoadsHeld(KernelOp kernel) {
   return held;
 }
 
-bool mlir::kgen::hasNestedReduction(KernelOp kernel, bool oneLevelVariance) {
+bool mlir::kgen::hasNestedReduction(KernelOp kernel, bool onePass) {
   auto input = [&](ReduceOp r) {
-    Value x = oneLevelVariance ? varianceInput(r) : Value();
+    Value x;
+    if (onePass && !(x = varianceInput(r)))
+      x = expSumInput(r);
     return x ? x : r.getInput();
   };
   DenseMap<Value, bool> memo;

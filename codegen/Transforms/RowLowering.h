@@ -65,22 +65,26 @@ private:
   /// squared deviations) and the reduction's first shared slot.
   struct Partial {
     SmallVector<Value> values;
-    ReduceKind kind;
+    ReduceOp op;
     int slot;
   };
-  SmallVector<Value> butterfly(ValueRange x, ReduceKind kind, int64_t width);
+  SmallVector<Value> butterfly(ValueRange x, ReduceOp r, int64_t width);
   SmallVector<SmallVector<Value>> crossThreadReduce(ArrayRef<Partial> parts);
-  /// The sqdev over the same input as `r`, a sum: it gives `r` its sum
-  /// (layernorm's mean) without a shuffle chain of its own.
-  ReduceOp sqdevTwin(ReduceOp r);
+  /// The tuple reduction over the same input as `r` that computes `r` on
+  /// the way (a sqdev's sum, layernorm's mean; an expsum's max), and the
+  /// index of that value in its partials: `r` needs no shuffles of its own.
+  std::pair<ReduceOp, int> twinOf(ReduceOp r);
   /// ClusterReduce.cpp: the warps' partials of a row over its cluster.
   SmallVector<SmallVector<Value>>
   clusterReduce(ArrayRef<SmallVector<Value>> warpPartials,
                 ArrayRef<Partial> parts);
   Value combine(ReduceKind kind, Value a, Value b);
-  SmallVector<Value> combineParts(ReduceKind kind, ValueRange a, ValueRange b);
+  SmallVector<Value> combineParts(ReduceOp r, ValueRange a, ValueRange b);
   SmallVector<Value> mergeMoments(ValueRange a, ValueRange b);
   SmallVector<Value> localMoments(ReduceOp r, MutableArrayRef<Chunk> chunks);
+  Value expOf(ReduceOp r, Value x);
+  SmallVector<Value> mergeExpSums(ReduceOp r, ValueRange a, ValueRange b);
+  SmallVector<Value> localExpSum(ReduceOp r, MutableArrayRef<Chunk> chunks);
   Value identity(ReduceKind kind, Type t);
   SmallVector<Value> identities(ReduceKind kind);
   /// This thread's partial of `r` over the chunks it holds.

@@ -207,3 +207,42 @@ kgen.kernel @variance(%x: !kgen.rows<f32> {kgen.name = "x"},
   kgen.store %q, %s : f32, !kgen.scalars<f32>
   kgen.return
 }
+
+// So does softmax's sum of exp(x - max(x)) (kgen-online-softmax), over
+// rows of at least 1024 chunks, launched on at most a row's chunks / 128.
+// CLUSTERS-LABEL: kgen.kernel @softmax_vec_cluster(
+// CLUSTERS-SAME: kgen.max_rows = 8 : i64
+kgen.kernel @softmax(%x: !kgen.rows<f32> {kgen.name = "x"},
+                     %s: !kgen.scalars<f32> {kgen.name = "s"})
+    attributes {dims = {n = 4096 : i64}} {
+  %n = arith.constant 4096 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<f32> -> tensor<4096xf32>
+  %m = kgen.reduce max %v : tensor<4096xf32> -> f32
+  %b = kgen.broadcast %m : f32 -> tensor<4096xf32>
+  %d = arith.subf %v, %b : tensor<4096xf32>
+  %e = math.exp %d : tensor<4096xf32>
+  %t = kgen.reduce sum %e : tensor<4096xf32> -> f32
+  kgen.store %t, %s : f32, !kgen.scalars<f32>
+  kgen.return
+}
+
+// CLUSTERS-NOT: @short_softmax_vec_cluster
+// CLUSTERS-LABEL: kgen.kernel @short_softmax_vec_rows(
+// CLUSTERS-NOT: _vec_cluster
+kgen.kernel @short_softmax(%x: !kgen.rows<f32> {kgen.name = "x"},
+                           %s: !kgen.scalars<f32> {kgen.name = "s"})
+    attributes {dims = {n = 2048 : i64}} {
+  %n = arith.constant 2048 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<f32> -> tensor<2048xf32>
+  %m = kgen.reduce max %v : tensor<2048xf32> -> f32
+  %b = kgen.broadcast %m : f32 -> tensor<2048xf32>
+  %d = arith.subf %v, %b : tensor<2048xf32>
+  %e = math.exp %d : tensor<2048xf32>
+  %t = kgen.reduce sum %e : tensor<2048xf32> -> f32
+  kgen.store %t, %s : f32, !kgen.scalars<f32>
+  kgen.return
+}
