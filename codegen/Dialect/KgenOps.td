@@ -194,7 +194,7 @@ def Kgen_ReduceOp : Kgen_Op<"reduce", [Pure]> {
     deviations (Chan, Golub and LeVeque's pairwise update, as PyTorch's
     Welford reductions): one reduction level where `sum((x - mean(x))^2)`
     takes two. `expsum` is `sum(exp(x - max(x)))`, its exponentials as
-    `math.exp` with the op's `fastmath` attribute (arith fastmath flags,
+    `math.exp` with the op's `kgen.exp_fastmath` attribute (arith flags,
     none when absent), from partial maxima and sums rescaled to the larger
     maximum (the online softmax): one level where softmax's max then sum
     take two.

@@ -41,7 +41,7 @@ inline constexpr llvm::StringLiteral kMinRowsAttr = "kgen.min_rows";
 inline constexpr llvm::StringLiteral kMaxRowsAttr = "kgen.max_rows";
 /// On an expsum reduction: the arith fastmath flags of its exponentials (the
 /// softmax's `math.exp`).
-inline constexpr llvm::StringLiteral kExpFastMathAttr = "fastmath";
+inline constexpr llvm::StringLiteral kExpFastMathAttr = "kgen.exp_fastmath";
 /// The gpu.func attribute listing its parameters for the spec.
 inline constexpr llvm::StringLiteral kAbiAttr = "kgen.abi";
 

@@ -29,7 +29,7 @@ kgen.kernel @softmax(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"
   %c0 = arith.constant 0 : index
   %a = kgen.load %x[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<2048xf32>
   %m = kgen.reduce max %a : tensor<2048xf32> -> f32
-  %s = kgen.reduce expsum %a {fastmath = #arith.fastmath<afn>} : tensor<2048xf32> -> f32
+  %s = kgen.reduce expsum %a {kgen.exp_fastmath = #arith.fastmath<afn>} : tensor<2048xf32> -> f32
   %q = arith.addf %m, %s : f32
   %b = kgen.broadcast %q : f32 -> tensor<2048xf32>
   %o = arith.mulf %a, %b : tensor<2048xf32>

@@ -67,3 +67,34 @@ kgen.kernel @masked(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"}
   kgen.store %o, %y[%c0] {vector_width = 4 : i64} : tensor<2000xf32>, !kgen.rows<f32>
   kgen.return
 }
+
+// -----
+
+// A re-read row of any length: the loop over the row's chunks carries the
+// sqdev's count, sum and squared deviations as scalars (each chunk's merged
+// in), then the one cross-thread step. The sum takes the sqdev's.
+// CHECK-LABEL: gpu.func @reread(
+// CHECK: scf.for {{.+}} iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (f32, f32, f32)
+// CHECK: arith.divf %{{.+}}, %{{.+}} fastmath<afn> : f32
+// CHECK: scf.yield %{{.+}}, %{{.+}}, %{{.+}} : f32, f32, f32
+// CHECK-COUNT-15: gpu.shuffle xor
+// CHECK-NOT: gpu.shuffle
+// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK: scf.for
+// CHECK: gpu.return
+kgen.kernel @reread(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},
+                    %y: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "y"},
+                    %n: index {kgen.name = "n"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 128, rowsPerBlock = 1, chunks = 0, reread = true>} {
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<?xf32>
+  %s = kgen.reduce sum %a : tensor<?xf32> -> f32
+  %v = kgen.reduce sqdev %a : tensor<?xf32> -> f32
+  %q = arith.addf %s, %v : f32
+  %b = kgen.broadcast %q : f32 -> tensor<?xf32>
+  %o = arith.mulf %a, %b : tensor<?xf32>
+  kgen.store %o, %y[%c0] {vector_width = 4 : i64} : tensor<?xf32>, !kgen.rows<f32>
+  kgen.return
+}

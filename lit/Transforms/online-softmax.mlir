@@ -7,7 +7,7 @@
 // CHECK: %[[X:.+]] = arith.extf
 // CHECK: %[[M:.+]] = kgen.reduce max %[[X]]
 // CHECK: %[[E:.+]] = math.exp %{{.+}} fastmath<afn>
-// CHECK: %[[S:.+]] = kgen.reduce expsum %[[X]] {fastmath = #arith.fastmath<afn>} : tensor<4096xf32> -> f32
+// CHECK: %[[S:.+]] = kgen.reduce expsum %[[X]] {kgen.exp_fastmath = #arith.fastmath<afn>} : tensor<4096xf32> -> f32
 // CHECK: kgen.broadcast %[[S]]
 kgen.kernel @softmax(%x: !kgen.rows<bf16> {kgen.name = "x"},
                      %y: !kgen.rows<bf16> {kgen.name = "y"})
