@@ -100,7 +100,13 @@ SmallVector<Value> RowLowering::localExpSum(ReduceOp r,
   }
   Value m =
       vector::ReductionOp::create(b, loc, vector::CombiningKind::MAXIMUMF, top);
-  Value mv = vector::BroadcastOp::create(b, loc, vt, m);
+  // A thread whose elements are all -inf (masked logits) shifts by 0, not
+  // by -inf: exp(-inf - -inf) would make its sum, and the row's, NaN.
+  Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m,
+                                     identity(ReduceKind::max, b.getF32Type()));
+  Value shift = arith::SelectOp::create(
+      b, loc, none, identity(ReduceKind::sum, b.getF32Type()), m);
+  Value mv = vector::BroadcastOp::create(b, loc, vt, shift);
   Value sum;
   for (Chunk &c : chunks) {
     Value e = expOf(
@@ -115,7 +121,9 @@ SmallVector<Value> RowLowering::localExpSum(ReduceOp r,
 
 /// (count, sum, squared deviations) of two disjoint sets of elements: the
 /// sums add, and the squared deviations gain (mean_x - mean_y)^2 nx ny / n,
-/// written (Sx ny - Sy nx)^2 / (nx ny n). An empty side adds nothing.
+/// the difference of means written (Sx ny - Sy nx) / (nx ny), scaled down
+/// before it is squared (squaring Sx ny - Sy nx overflowed f32 first). An
+/// empty side adds nothing.
 SmallVector<Value> RowLowering::mergeMoments(ValueRange x, ValueRange y) {
   Value zero = identity(ReduceKind::sum, b.getF32Type());
   Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0));
@@ -124,16 +132,18 @@ SmallVector<Value> RowLowering::mergeMoments(ValueRange x, ValueRange y) {
   Value d = arith::SubFOp::create(
       b, loc, b.createOrFold<arith::MulFOp>(loc, x[1], y[0]),
       b.createOrFold<arith::MulFOp>(loc, y[1], x[0]));
-  Value w = b.createOrFold<arith::MulFOp>(
-      loc, b.createOrFold<arith::MulFOp>(loc, x[0], y[0]), n);
-  // Counts are whole numbers: w is 0 or at least 1, and the approximate
-  // reciprocal of a count is good to 1 ulp.
-  Value inv =
-      b.createOrFold<arith::DivFOp>(loc, one, w, arith::FastMathFlags::afn);
-  Value gap =
-      arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, d, d), inv);
+  Value both = b.createOrFold<arith::MulFOp>(loc, x[0], y[0]);
+  // Counts are whole numbers: `both` is 0 or at least 1, and approximate
+  // divisions of counts are good to 1 ulp.
+  Value delta = arith::MulFOp::create(
+      b, loc, d,
+      b.createOrFold<arith::DivFOp>(loc, one, both, arith::FastMathFlags::afn));
+  Value weight =
+      b.createOrFold<arith::DivFOp>(loc, both, n, arith::FastMathFlags::afn);
+  Value gap = arith::MulFOp::create(
+      b, loc, arith::MulFOp::create(b, loc, delta, delta), weight);
   Value some =
-      b.createOrFold<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, w, zero);
+      b.createOrFold<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, both, zero);
   gap = b.createOrFold<arith::SelectOp>(loc, some, gap, zero);
   Value sq = arith::AddFOp::create(
       b, loc, arith::AddFOp::create(b, loc, x[2], y[2]), gap);

@@ -1,13 +1,17 @@
 // RUN: kgen-opt %s --kgen-lower-to-gpu --canonicalize | FileCheck %s
 
 // A max and an expsum of the same row, 2048 f32 held over 128 threads x 4
-// chunks: each thread's max and sum of exp(x - its max), then pairs merged
+// chunks: each thread's max and sum of exp(x - its max) (shifted by 0 when
+// its max is -inf: all its elements masked logits), then pairs merged
 // by rescaling (an exponential with the op's flags per merge). The max takes
 // the expsum's: 5 shuffle steps of two values, both written to shared
 // memory, one barrier, the 4 warps' pairs merged by every thread.
 // CHECK-LABEL: gpu.func @softmax(
 // CHECK-SAME: workgroup(%[[SMEM:.+]] : memref<12xf32, #gpu.address_space<workgroup>>)
-// CHECK: vector.reduction <maximumf>
+// CHECK: %[[TOP:.+]] = vector.reduction <maximumf>
+// CHECK: %[[NONE:.+]] = arith.cmpf oeq, %[[TOP]], %{{.+}} : f32
+// CHECK: %[[SHIFT:.+]] = arith.select %[[NONE]], %{{.+}}, %[[TOP]] : f32
+// CHECK: vector.broadcast %[[SHIFT]]
 // CHECK: math.exp %{{.+}} fastmath<afn> : vector<4xf32>
 // CHECK: vector.reduction <add>
 // CHECK-COUNT-10: gpu.shuffle xor
