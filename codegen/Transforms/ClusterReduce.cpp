@@ -2,7 +2,8 @@
 //
 // A row spread over a thread-block cluster (`cluster` schedules, sm_90 and
 // newer) combines its reductions through distributed shared memory: each
-// warp pushes its partial into a slot of every block of the cluster (`mapa`
+// warp pushes its partial (a tuple reduction's values, but counts known to
+// every warp) into slots of every block of the cluster (`mapa`
 // maps a local shared address to a peer's), one cluster barrier publishes
 // them, and every warp combines its own block's copies by shuffles. Pushing
 // rather than reading the peers' slots needs no barrier before a block

@@ -62,7 +62,8 @@ private:
   int reduceLevel(Value v);
   // Reductions.cpp: a row's reductions over its threads.
   /// A thread's partial of a reduction (one value; a sqdev's count, sum and
-  /// squared deviations) and the reduction's first shared slot.
+  /// squared deviations; an expsum's max and sum of exponentials) and the
+  /// reduction's first shared slot.
   struct Partial {
     SmallVector<Value> values;
     ReduceOp op;
