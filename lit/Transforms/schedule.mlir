@@ -108,11 +108,12 @@ kgen.kernel @bf16_4096_elementwise_any(%x: !kgen.rows<bf16> {kgen.name = "x"},
 
 // The same row without a reduction: one chunk per thread (fewer serial
 // instructions per thread for few rows), so 256 threads hold half the row:
-// 2 tiles. With 32 threads per row: 16 tiles of one chunk.
+// 2 tiles. With 32 threads per row: 16 tiles of one chunk, 4 rows in a
+// block of 128 threads.
 // CHECK-LABEL: kgen.kernel @bf16_4096_elementwise(
 // CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 1, reread = false, tiles = 2>
 // TPR32-LABEL: kgen.kernel @bf16_4096_elementwise(
-// TPR32-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 1, reread = false, tiles = 16>
+// TPR32-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 4, chunks = 1, reread = false, tiles = 16>
 kgen.kernel @bf16_4096_elementwise(%x: !kgen.rows<bf16> {kgen.name = "x"},
                                    %y: !kgen.rows<bf16> {kgen.name = "y"})
     attributes {dims = {n = 4096 : i64}} {
@@ -158,9 +159,10 @@ kgen.kernel @mixed_widest_store(%x: !kgen.rows<bf16> {kgen.name = "x"},
 }
 
 // i8 rows: 16 elements per chunk. The f32 per-row scalar is not a row access
-// and does not widen the chunk. 2048 / 16 = 128 chunks -> 128 threads x 1.
+// and does not widen the chunk. 2048 / 16 = 128 chunks -> 128 threads x 1, a
+// row a block of 128 (elementwise kernels take blocks of 128 threads).
 // CHECK-LABEL: kgen.kernel @i8_2048(
-// CHECK-SAME: schedule = #kgen.schedule<vector = 16, threadsPerRow = 128, rowsPerBlock = 2, chunks = 1, reread = false>
+// CHECK-SAME: schedule = #kgen.schedule<vector = 16, threadsPerRow = 128, rowsPerBlock = 1, chunks = 1, reread = false>
 kgen.kernel @i8_2048(%x: !kgen.rows<i8> {kgen.name = "x"},
                      %s: !kgen.scalars<f32> {kgen.name = "s"})
     attributes {dims = {n = 2048 : i64}} {
@@ -194,9 +196,10 @@ kgen.kernel @tiny_64(%x: !kgen.rows<bf16> {kgen.name = "x"})
   kgen.return
 }
 
-// Fewer elements than a chunk: one thread per row, 256 rows per block.
+// Fewer elements than a chunk: one thread per row, 128 rows per block (a
+// block of 128 threads: no reductions).
 // CHECK-LABEL: kgen.kernel @three(
-// CHECK-SAME: schedule = #kgen.schedule<vector = 4, threadsPerRow = 1, rowsPerBlock = 256, chunks = 1, reread = false>
+// CHECK-SAME: schedule = #kgen.schedule<vector = 4, threadsPerRow = 1, rowsPerBlock = 128, chunks = 1, reread = false>
 kgen.kernel @three(%x: !kgen.rows<f32> {kgen.name = "x"})
     attributes {dims = {n = 3 : i64}} {
   %n = arith.constant 3 : index
@@ -224,7 +227,7 @@ kgen.kernel @bf16_1000(%x: !kgen.rows<bf16> {kgen.name = "x"})
   kgen.return
 }
 // CHECK-LABEL: kgen.kernel @bf16_1000_elementwise(
-// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 128, rowsPerBlock = 2, chunks = 1, reread = false>
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 128, rowsPerBlock = 1, chunks = 1, reread = false>
 kgen.kernel @bf16_1000_elementwise(%x: !kgen.rows<bf16> {kgen.name = "x"})
     attributes {dims = {n = 1000 : i64}} {
   %n = arith.constant 1000 : index
@@ -285,11 +288,12 @@ kgen.kernel @bf16_131072(%x: !kgen.rows<bf16> {kgen.name = "x"})
 }
 
 // A dynamic domain: 256 threads per row, re-read (kgen-make-variants adds
-// the length-bounded variants that keep rows in registers).
+// the length-bounded variants that keep rows in registers). Forced to 32
+// threads, 4 rows fill the block of 128 of a kernel without reductions.
 // CHECK-LABEL: kgen.kernel @dynamic(
 // CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 0, reread = true>
 // TPR32-LABEL: kgen.kernel @dynamic(
-// TPR32-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 0, reread = true>
+// TPR32-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 4, chunks = 0, reread = true>
 // BOTH-LABEL: kgen.kernel @dynamic(
 // BOTH-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 64, rowsPerBlock = 2, chunks = 0, reread = true>
 kgen.kernel @dynamic(%x: !kgen.rows<bf16> {kgen.name = "x"},
@@ -307,9 +311,9 @@ kgen.kernel @dynamic(%x: !kgen.rows<bf16> {kgen.name = "x"},
 
 // An elementwise row of 11008 bf16 (1376 chunks): tiles of whole warps that
 // waste the fewest slots: 11 tiles of 128 threads x 1 chunk (1408 slots),
-// not 3 tiles of 256 x 2 (1536).
+// not 3 tiles of 256 x 2 (1536); a block of 128 threads holds one row's tile.
 // CHECK-LABEL: kgen.kernel @bf16_11008_elementwise(
-// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 128, rowsPerBlock = 2, chunks = 1, reread = false, tiles = 11>
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 128, rowsPerBlock = 1, chunks = 1, reread = false, tiles = 11>
 kgen.kernel @bf16_11008_elementwise(%x: !kgen.rows<bf16> {kgen.name = "x"},
                                     %y: !kgen.rows<bf16> {kgen.name = "y"})
     attributes {dims = {n = 11008 : i64}} {
