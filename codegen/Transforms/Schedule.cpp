@@ -32,9 +32,9 @@ constexpr int64_t kTargetBlock = 256;
 // at 4096 / 16384 tokens went from 85.9-90.7 / 91.2-93.4% of memcpy on 256
 // threads to 87.8-91.8 / 92.6-94.6% (head_dim 64 to 256), silu_and_mul
 // 512 x 11008 from 85.0 to 87.7%. Doubling the blocks has a price: rope
-// head_dim 64 on 512 tokens lost 5-6%, and blocks of 64 lost more widely
-// (head_dim 128: 80%), bound by the rate blocks launch at (about 800-950 a
-// microsecond).
+// head_dim 64 on 512 tokens lost 5-6%. Blocks of 64 lost widely (head_dim
+// 128 and 256: 80-81%): blocks of 64 threads or fewer ran at about 820 a
+// microsecond whatever their occupancy.
 constexpr int64_t kElementwiseBlock = 128;
 // A variant for many rows takes one row per block and at most this many
 // threads per row (up to 8 chunks each). On an H200 (bf16, 16384 and 65536
