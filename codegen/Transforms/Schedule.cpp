@@ -24,17 +24,18 @@ constexpr int64_t kMaxRegisterElements = 128;
 // threads), which also keeps transcendental-heavy bodies free of spills.
 constexpr int64_t kTargetChunks = 4;
 constexpr int64_t kTargetChunksElementwise = 1;
-// Threads per block the row groups are packed into.
+// Threads per block the row groups of kernels with reductions are packed
+// into.
 constexpr int64_t kTargetBlock = 256;
 // Kernels without reductions take blocks of 128: a block's threads leave
 // the SM together, so smaller blocks free their slots sooner for the next
 // rows. On an H200 (bf16; rope on q of 32 heads and k of 8, f32 cache) rope
-// at 4096 / 16384 tokens went from 85.9-90.7 / 91.2-93.4% of memcpy on 256
-// threads to 87.8-91.8 / 92.6-94.6% (head_dim 64 to 256), silu_and_mul
+// at 4096 / 16384 tokens went from 80.6-90.7 / 91.2-93.4% of memcpy on 256
+// threads to 81.3-91.8 / 92.6-94.6% (head_dim 64 to 256), silu_and_mul
 // 512 x 11008 from 85.0 to 87.7%. Doubling the blocks has a price: rope
-// head_dim 64 on 512 tokens lost 5-6%. Blocks of 64 lost widely (head_dim
-// 128 and 256: 80-81%): blocks of 64 threads or fewer ran at about 820 a
-// microsecond whatever their occupancy.
+// head_dim 64 on 512 tokens took 4.7-6.3% longer. Blocks of 64 lost widely
+// (head_dim 128 and 256: 80-82%): blocks of 64 threads or fewer ran at
+// about 820 a microsecond whatever their occupancy.
 constexpr int64_t kElementwiseBlock = 128;
 // A variant for many rows takes one row per block and at most this many
 // threads per row (up to 8 chunks each). On an H200 (bf16, 16384 and 65536

@@ -10,9 +10,9 @@
 // chunks per thread in kernels with reductions (at most 256 threads, more
 // only when the row would not fit in registers; whole warps when they leave
 // fewer chunk slots idle), while elementwise kernels take one chunk per
-// thread and split long rows into tiles. Rows per block fill 256 threads;
-// rows that reduce over whole warps launch fewer (launchRowsPerBlock): one
-// row of 64 threads or more a block, two of 32.
+// thread and split long rows into tiles. Rows per block fill 256 threads
+// (128 without reductions); rows that reduce over whole warps launch fewer
+// (launchRowsPerBlock): one row of 64 threads or more a block, two of 32.
 // The row is re-read when it does not fit in half of a thread's registers
 // (at most 128 elements), or when the length is dynamic.
 
@@ -212,7 +212,7 @@ kgen.kernel @three(%x: !kgen.rows<f32> {kgen.name = "x"})
 
 // 1000 bf16 = 125 chunks (the last one partial). With a reduction: 32
 // threads x 4 chunks, 2 rows a block at launch; without: 128 threads x 1
-// chunk in tiles, and the launch keeps 2 rows a block.
+// chunk, one row a block of 128.
 // CHECK-LABEL: kgen.kernel @bf16_1000(
 // CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 4, reread = false, launchRowsPerBlock = 2>
 kgen.kernel @bf16_1000(%x: !kgen.rows<bf16> {kgen.name = "x"})
