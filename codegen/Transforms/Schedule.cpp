@@ -202,13 +202,13 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     int64_t tpr, chunks = 0;
     bool reread = false;
     bool manyRows = k->hasAttr(kMinRowsAttr);
+    bool reduces = !k.getBody().getOps<ReduceOp>().empty();
     // The fallback of a kernel that reduces (misaligned pointers or pitch)
     // re-reads its row in a rolled loop rather than holding it: its scalar
     // accesses unrolled over a held row made it the larger half of the
     // kernel's code (compile time) at 118-198 registers.
     auto variant = k->getAttrOfType<StringAttr>(kVariantAttr);
-    bool rolledFallback = variant && variant.getValue() == "any" &&
-                          !k.getBody().getOps<ReduceOp>().empty();
+    bool rolledFallback = variant && variant.getValue() == "any" && reduces;
     if (auto held = k->getAttrOfType<IntegerAttr>(kHeldChunksAttr)) {
       auto attr = ScheduleAttr::getChecked(
           [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
@@ -237,7 +237,6 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       reread = true;
     } else {
       int64_t nvec = llvm::divideCeil(*length, vector);
-      bool reduces = !k.getBody().getOps<ReduceOp>().empty();
       int64_t target = reduces ? kTargetChunks : kTargetChunksElementwise;
       // Elementwise kernels hold nothing across chunks: past a few chunks a
       // loop (one chunk at a time) does as well with fewer registers.
@@ -301,16 +300,14 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     }
     if (threadsPerRow)
       tpr = threadsPerRow;
-    int64_t block = manyRows                                 ? 1
-                    : k.getBody().getOps<ReduceOp>().empty() ? kElementwiseBlock
-                                                             : kTargetBlock;
+    int64_t block = manyRows ? 1 : reduces ? kTargetBlock : kElementwiseBlock;
     int64_t rpb =
         rowsPerBlock ? rowsPerBlock : std::max<int64_t>(1, block / tpr);
     // Rows that reduce over whole warps run in blocks of 64 threads or the
     // fewest rows over that: a block's barrier then waits on its own row
     // alone. Rows of part of a warp keep their blocks of kTargetBlock.
     int64_t launchRows = 0;
-    if (!rowsPerBlock && !k.getBody().getOps<ReduceOp>().empty() && tpr >= 32)
+    if (!rowsPerBlock && reduces && tpr >= 32)
       launchRows = llvm::divideCeil(kLaunchBlock, tpr);
     if (launchRows >= rpb)
       launchRows = 0; // all of them
