@@ -271,15 +271,12 @@ Chunk RowLowering::makeChunk(Value j, std::optional<int64_t> staticJ,
       arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, j, threads),
                             lane),
       cIndex(vec));
-  if (sched.getLaunchThreads()) {
-    // The runtime launches at most nvec / (chunks - 1) threads, so every
-    // thread's chunks but the last lie in the row.
-    if (staticJ && *staticJ + 1 < sched.getChunks())
-      return c;
-    // The row is a whole number of chunks (the variant's assumption): the
-    // last chunk is in or out as a whole. Out, it reads chunk 0 instead, so
-    // that every load is issued unconditionally (all in flight together),
-    // and its value is masked out of reductions and stores.
+  // The row is a whole number of chunks (always so for launched threads,
+  // the variant's assumption): a chunk is in or out as a whole. Out, it reads
+  // chunk 0 instead, so that every load is issued unconditionally (all in
+  // flight together), and its value is masked out of reductions and stores.
+  // No per-element path: it was half the code of a dynamic `_vec` entry.
+  auto wholeOrNone = [&] {
     c.fullCond =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c.e0, length);
     c.e0 = arith::SelectOp::create(b, loc, c.fullCond, c.e0, cIndex(0));
@@ -287,6 +284,13 @@ Chunk RowLowering::makeChunk(Value j, std::optional<int64_t> staticJ,
         b, loc, mlir::VectorType::get({vec}, b.getI1Type()), c.fullCond);
     c.wholeOrNone = true;
     return c;
+  };
+  if (sched.getLaunchThreads()) {
+    // The runtime launches at most nvec / (chunks - 1) threads, so every
+    // thread's chunks but the last lie in the row.
+    if (staticJ && *staticJ + 1 < sched.getChunks())
+      return c;
+    return wholeOrNone();
   }
   // Every thread's chunk j lies inside the row, in every tile.
   int64_t lastTile = (tiles - 1) * sched.getChunks();
@@ -295,6 +299,8 @@ Chunk RowLowering::makeChunk(Value j, std::optional<int64_t> staticJ,
     return c;
   if (inside) // the caller knows every thread's chunk j is in the row
     return c;
+  if (wholeChunks)
+    return wholeOrNone();
   Value end = arith::AddIOp::create(b, loc, c.e0, cIndex(vec));
   c.fullCond =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, end, length);
@@ -601,7 +607,11 @@ LogicalResult RowLowering::run() {
     staticLength = n.getInt();
     length = cIndex(n.getInt());
   }
-  if (sched.getLaunchThreads() && knownDivisor(domain, kernel) % vec)
+  // Rows of at least one element (the runtime refuses dims of 0), so a
+  // whole number of chunks means chunk 0 lies in the row.
+  wholeChunks =
+      (staticLength ? *staticLength : knownDivisor(domain, kernel)) % vec == 0;
+  if (sched.getLaunchThreads() && !wholeChunks)
     return kernel.emitOpError("holds rows over threads chosen at launch but "
                               "its row length is not "
                               "known to be a whole number of ")

@@ -144,6 +144,8 @@ public:
   /// held values re-widen after each reduction.
   bool busyRow = false;
   std::optional<int64_t> staticLength;
+  /// The row length is a known multiple of `vec`: chunks are whole or out.
+  bool wholeChunks = false;
   DenseMap<Value, int> levels;
   SmallVector<ReduceOp> reduces;
   DenseMap<Operation *, int> slotOf; ///< reduction -> its first shared slot
