@@ -7,6 +7,7 @@ schedules; the torch bench gives the comparison with PyTorch.
 
 OPS, TOKENS and HIDDENS are comma lists (bf16, the norms suite's ops, rope_neox,
 the activations, adaln); a token BxN (adaln) is B batch items of N rows.
+A bundle without a kernel specialized for a hidden size runs its dynamic one.
 Prints the same-run memcpy bandwidth, then CSV: op, T, h, then per bundle
 its us, its % of memcpy (minimum bytes over time) and the variant
 launched."""
@@ -39,7 +40,8 @@ def main():
                                for i in range(len(dirs))))
     for op in ops.split(","):
         for h in map(int, hids.split(",")):
-            kernels = [tb.find_kernel(m, op, h) for m in manifests]
+            kernels = [tb.find_kernel(m, op, h, allow_dyn=True)
+                       for m in manifests]
             for tok in toks.split(","):
                 B, _, N = tok.rpartition("x")
                 B = int(B or 0)

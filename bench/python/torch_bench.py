@@ -338,6 +338,16 @@ OPS = {
 }
 
 
+def _row_dim(name):
+    return lambda T, h, b: {name: h}
+
+
+# The norms' row length, for their dynamic kernels.
+for _op in NORM_OPS:
+    OPS[_op].setdefault("dims",
+                        _row_dim("n" if _op == "softmax" else "hidden"))
+
+
 def _rope_bytes(T, h, b):
     hq, hk = ROPE_HEADS
     return (2 * 2 * T * (hq + hk) * h + 8 * T
