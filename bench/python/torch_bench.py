@@ -261,8 +261,8 @@ def ref_adaln(x, scale, shift):
 # eager function's inputs, the kgen outputs compared with the eager results
 # (in order), the scalars. Layout: row = [T, h], row2 = [T, 2h], vec = [h],
 # batch = [B, h]. Role: in, out, inout (kgen writes it in place).
-# Optional, for ops on views: dims (the kernel's dim params, from the shape
-# (T, h, B)), rows (the launch's row count; default the first row tensor's),
+# Optional: dims (the kernel's dim params, from the shape (T, h, B); the
+# norms' row length is set below the table), rows (the launch's row count; default the first row tensor's),
 # groups (kgen_ctypes' row maps), make (a tensor maker instead of `tensors`),
 # bytes (the fewest bytes), footprint (bytes of one rotated copy), inplace
 # (the eager function writes its inputs; compare names tensors of the set),

@@ -609,8 +609,8 @@ LogicalResult RowLowering::run() {
   }
   // Rows of at least one element (the runtime refuses dims of 0), so a
   // whole number of chunks means chunk 0 lies in the row.
-  wholeChunks =
-      (staticLength ? *staticLength : knownDivisor(domain, kernel)) % vec == 0;
+  wholeChunks = staticLength ? *staticLength > 0 && *staticLength % vec == 0
+                             : knownDivisor(domain, kernel) % vec == 0;
   if (sched.getLaunchThreads() && !wholeChunks)
     return kernel.emitOpError("holds rows over threads chosen at launch but "
                               "its row length is not "

@@ -375,13 +375,18 @@ kgen.kernel @norm(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},
 // CHECK: llvm.load {{.+}} -> vector<8xbf16>
 // CHECK: math.exp
 // CHECK: arith.divf
-// CHECK-NOT: arith.cmpi ult
+// CHECK-NOT: arith.cmpi
 // CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
 // CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} {
 // CHECK: %[[IN:.+]] = arith.cmpi ult, %[[E0:.+]], %[[LEN]] : index
 // CHECK-NEXT: %[[C0:.+]] = arith.constant 0 : index
-// CHECK-NEXT: arith.select %[[IN]], %[[E0]], %[[C0]] : index
+// CHECK-NEXT: %[[SEL:.+]] = arith.select %[[IN]], %[[E0]], %[[C0]] : index
 // CHECK-NOT: arith.cmpi ule
+// CHECK-NOT: alignment = 2
+// CHECK-NOT: scf.if
+// CHECK: arith.addi %[[SEL]], %{{.+}} : index
+// CHECK-NOT: scf.if
+// CHECK: llvm.load {{.+}} -> vector<8xbf16>
 // CHECK-NOT: alignment = 2
 // CHECK: scf.if %[[IN]] {
 // CHECK: llvm.getelementptr
