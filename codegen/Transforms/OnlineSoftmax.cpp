@@ -55,10 +55,10 @@ struct OnlineSoftmax : kgen::impl::KgenOnlineSoftmaxBase<OnlineSoftmax> {
       if (!k->hasAttr(kMaxRowsAttr))
         return;
       for (ReduceOp r : k.getBody().getOps<ReduceOp>()) {
-        math::ExpOp exp = expOfMaxShift(r);
-        if (!exp)
-          continue;
         Value x = expSumInput(r);
+        if (!x)
+          continue;
+        auto exp = r.getInput().getDefiningOp<math::ExpOp>();
         r->setAttr(kExpFastMathAttr, exp.getFastmathAttr());
         r.setKind(ReduceKind::expsum);
         r.getInputMutable().assign(x);
