@@ -242,7 +242,7 @@ private:
         return std::to_string(b.rows) + " rows, more than " +
                std::to_string(v.maxRows);
       });
-    if (v.heldChunks > 0) {
+    if (v.launchThreads) {
       int64_t len = domainLength(b);
       if (len % v.chunkElements)
         return reject([&] {
@@ -250,6 +250,9 @@ private:
                  " elements are not a whole number of " +
                  std::to_string(v.chunkElements) + "-element chunks";
         });
+    }
+    if (v.heldChunks > 0) {
+      int64_t len = domainLength(b);
       int64_t threads = launchThreads(v, len);
       if (threads > v.block)
         return reject([&] {
@@ -326,11 +329,20 @@ int64_t placeRows(const Spec &spec, BoundArgs &bound, int multiprocessors) {
   const Variant &v = spec.variants[bound.variant];
   int64_t rows = bound.rows;
   int64_t perBlock = launchRowsPerBlock(v, rows, multiprocessors);
+  int64_t threads = v.block / v.rowsPerBlock * perBlock;
+  bound.blockY = 1;
+  if (v.heldChunks) {
+    threads = launchThreads(v, domainLength(spec, bound));
+  } else if (v.launchThreads) {
+    auto [x, y] =
+        rereadLaunch(v, domainLength(spec, bound), rows, multiprocessors);
+    threads = x;
+    perBlock = y;
+    bound.blockY = static_cast<uint32_t>(y);
+  }
   int64_t grid = (rows / perBlock + (rows % perBlock != 0)) * v.tiles;
   bound.gridX = static_cast<uint32_t>(std::min<int64_t>(grid, UINT32_MAX));
-  bound.blockX = static_cast<uint32_t>(
-      v.heldChunks ? launchThreads(v, domainLength(spec, bound))
-                   : v.block / v.rowsPerBlock * perBlock);
+  bound.blockX = static_cast<uint32_t>(threads);
   return grid;
 }
 

@@ -186,14 +186,15 @@ kgen_status launch(const kgen_kernel *kernel, const kgen_arg *args,
     config.gridDimX = bound.gridX;
     config.gridDimY = config.gridDimZ = 1;
     config.blockDimX = bound.blockX;
-    config.blockDimY = config.blockDimZ = 1;
+    config.blockDimY = bound.blockY;
+    config.blockDimZ = 1;
     config.sharedMemBytes = variant.sharedBytes;
     config.hStream = static_cast<CUstream>(stream);
     config.attrs = &attr;
     config.numAttrs = 1;
     r = d->launchKernelEx(&config, fn, params.data(), nullptr);
   } else {
-    r = d->launchKernel(fn, bound.gridX, 1, 1, bound.blockX, 1, 1,
+    r = d->launchKernel(fn, bound.gridX, 1, 1, bound.blockX, bound.blockY, 1,
                         variant.sharedBytes, static_cast<CUstream>(stream),
                         params.data(), nullptr);
   }
@@ -201,7 +202,8 @@ kgen_status launch(const kgen_kernel *kernel, const kgen_arg *args,
     return fail(KGEN_ERROR_CUDA, prefix + d->errorText(r, "cuLaunchKernel") +
                                      " (entry '" + variant.entry + "', grid " +
                                      std::to_string(bound.gridX) + ", block " +
-                                     std::to_string(bound.blockX) + ", " +
+                                     std::to_string(bound.blockX) + " x " +
+                                     std::to_string(bound.blockY) + ", " +
                                      std::to_string(variant.sharedBytes) +
                                      " bytes of shared memory)");
   return ok();

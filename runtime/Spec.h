@@ -82,9 +82,13 @@ struct Variant {
   /// rowsPerBlock threads each): this many, or fewer when the rows are few
   /// (see launchRowsPerBlock). 0: always rowsPerBlock.
   int64_t launchRowsPerBlock = 0;
-  /// > 0: the row (Spec::domain, a whole number of chunks of chunkElements)
-  /// is held in up to this many chunks per thread; the launch takes the
-  /// fewest whole warps that hold it, at most `block` (see launchThreads).
+  /// The launch chooses the threads of a row (Spec::domain, a whole number
+  /// of chunks of chunkElements).
+  bool launchThreads = false;
+  /// > 0: the row is held in up to this many chunks per thread; the launch
+  /// takes the fewest whole warps that hold it, one row a block, at most
+  /// `block` (see launchThreads). 0: the row is re-read, and the launch
+  /// takes a block of x threads a row by y rows (see rereadLaunch).
   int64_t heldChunks = 0;
   int64_t chunkElements = 0;
 };
@@ -98,6 +102,11 @@ int64_t launchIdleSlots(const Variant &v, int64_t length);
 /// Rows each block of a launch of `rows` rows holds, on a device of
 /// `multiprocessors` (0: unknown).
 int64_t launchRowsPerBlock(const Variant &v, int64_t rows, int multiprocessors);
+/// The block (threads a row, rows) a launch_threads variant that re-reads
+/// its rows takes for `rows` rows of `length` elements, on a device of
+/// `multiprocessors` (0: unknown).
+std::pair<int64_t, int64_t> rereadLaunch(const Variant &v, int64_t length,
+                                         int64_t rows, int multiprocessors);
 
 struct Spec {
   int version = 0;

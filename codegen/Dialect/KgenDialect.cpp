@@ -68,11 +68,11 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "tiles > 1 needs rows held in registers "
                           "(reread = false, chunks >= 1)";
   if (launchThreads && (rowsPerBlock != 1 || threadsPerRow % 32 || tiles != 1 ||
-                        reread || chunks < 1))
-    return emitError() << "launchThreads needs one row per block held in "
-                          "registers (rows_per_block = 1, tiles = 1, "
-                          "reread = false, chunks >= 1) and threads_per_row "
-                          "a multiple of 32";
+                        (reread ? chunks != 0 : chunks < 1)))
+    return emitError() << "launchThreads needs rows_per_block = 1, tiles = 1, "
+                          "threads_per_row a multiple of 32, and its rows "
+                          "held (chunks >= 1) or re-read (reread = true, "
+                          "chunks = 0)";
   // 8: the most blocks a cluster may portably hold.
   if (cluster && (tiles < 2 || tiles > 8 || rowsPerBlock != 1 ||
                   launchThreads || reread || chunks < 1))

@@ -63,9 +63,11 @@ def Kgen_ScheduleAttr : AttrDef<Kgen_Dialect, "Schedule"> {
     registers. `tiles` (kernels without reductions only): a row is split
     over that many consecutive blocks, each covering `chunks` chunks per
     thread, so that few rows still fill the GPU. `launchThreads`: the
-    threads of a row (one row per block) are chosen at launch, whole warps
-    up to `threads_per_row`, so that a row of a length known only then is
-    held in `chunks` chunks per thread. `launchRowsPerBlock`: rows a block
+    threads of a row are chosen at launch, so that they suit a row length
+    known only then: held rows take one row per block, whole warps up to
+    `threads_per_row`, each holding up to `chunks` chunks; re-read rows
+    (`chunks` = 0) take a block of x threads a row (a power of two) by y
+    rows, x * y up to `threads_per_row`. `launchRowsPerBlock`: rows a block
     takes at launch (0: `rows_per_block`, at most that); a launch of too
     few rows to give every multiprocessor a block takes fewer, down to one.
     `cluster`: the `tiles` blocks of a row (2 to 8, one row each) form a

@@ -239,9 +239,11 @@ Value RowLowering::reduceVector(ReduceOp r, Value acc) {
 
 /// Combines `x` over each aligned group of `width` lanes (a power of two up
 /// to 32) by xor shuffles: every lane of a group ends with its total.
-/// Constants (counts every lane shares) are not shuffled.
+/// Constants (counts every lane shares) are not shuffled. With `within` (an
+/// index, a power of two known only at run time), a step combines only when
+/// its offset is below it: groups of min(width, within) lanes.
 SmallVector<Value> RowLowering::butterfly(ValueRange xs, ReduceOp r,
-                                          int64_t width) {
+                                          int64_t width, Value within) {
   SmallVector<Value> x(xs);
   Value w32 = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 32);
   for (int64_t off = width / 2; off >= 1; off /= 2) {
@@ -253,7 +255,14 @@ SmallVector<Value> RowLowering::butterfly(ValueRange xs, ReduceOp r,
               ? v
               : gpu::ShuffleOp::create(b, loc, v, o, w32, gpu::ShuffleMode::XOR)
                     .getShuffleResult());
-    x = combineParts(r, x, other);
+    SmallVector<Value> next = combineParts(r, x, other);
+    if (within) {
+      Value take = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         cIndex(off), within);
+      for (auto [n, v] : llvm::zip_equal(next, x))
+        n = arith::SelectOp::create(b, loc, take, n, v);
+    }
+    x = next;
   }
   return x;
 }
@@ -265,6 +274,40 @@ SmallVector<SmallVector<Value>>
 RowLowering::crossThreadReduce(ArrayRef<Partial> parts) {
   int64_t tpr = sched.getThreadsPerRow();
   SmallVector<SmallVector<Value>> s;
+  if (sched.getLaunchThreads() && sched.getReread()) {
+    // Rows of any power of two threads: a warp's groups of min(threads, 32)
+    // lanes, then the warps of rows over 32 threads (a uniform branch: every
+    // thread of a block has the same blockDim.x).
+    for (const Partial &p : parts)
+      s.push_back(butterfly(p.values, p.op, 32, threads));
+    SmallVector<Type> types;
+    for (const SmallVector<Value> &xs : s)
+      for (Value x : xs)
+        types.push_back(x.getType());
+    Value wide = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                       threads, cIndex(32));
+    auto ifOp = scf::IfOp::create(b, loc, types, wide, true);
+    auto yield = [&](ArrayRef<SmallVector<Value>> values) {
+      SmallVector<Value> flat;
+      for (const SmallVector<Value> &xs : values)
+        llvm::append_range(flat, xs);
+      scf::YieldOp::create(b, loc, flat);
+    };
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      yield(acrossWarps(parts, s));
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      yield(s);
+    }
+    ValueRange results = ifOp.getResults();
+    for (SmallVector<Value> &xs : s)
+      for (Value &x : xs) {
+        x = results.front();
+        results = results.drop_front();
+      }
+    return s;
+  }
   // Launched threads are whole warps.
   for (const Partial &p : parts)
     s.push_back(butterfly(p.values, p.op, std::min<int64_t>(tpr, 32)));
@@ -272,9 +315,28 @@ RowLowering::crossThreadReduce(ArrayRef<Partial> parts) {
     return clusterReduce(s, parts);
   if (tpr <= 32)
     return s;
+  return acrossWarps(parts, s);
+}
+
+SmallVector<SmallVector<Value>>
+RowLowering::acrossWarps(ArrayRef<Partial> parts,
+                         ArrayRef<SmallVector<Value>> warpTotals) {
+  SmallVector<SmallVector<Value>> s(warpTotals);
+  int64_t tpr = sched.getThreadsPerRow();
   int64_t warps = tpr / 32, rpb = sched.getRowsPerBlock();
   Value smem = func.getWorkgroupAttributions().front();
-  auto slotBase = [&](int slot) {
+  // Launched rows of a block (tpr * rpb threads at most) take a slot's
+  // region in turn, as many slots as warps were launched each.
+  bool launchedRows = sched.getLaunchThreads() && sched.getReread();
+  auto launchedWarps = [&]() -> Value {
+    return arith::DivUIOp::create(b, loc, threads, cIndex(32));
+  };
+  Value launched = launchedRows ? launchedWarps() : Value();
+  auto slotBase = [&](int slot) -> Value {
+    if (launchedRows)
+      return arith::AddIOp::create(
+          b, loc, cIndex(slot * rpb * warps),
+          arith::MulIOp::create(b, loc, rowInBlock, launched));
     return arith::MulIOp::create(
         b, loc, arith::AddIOp::create(b, loc, cIndex(slot * rpb), rowInBlock),
         cIndex(warps));
@@ -310,12 +372,24 @@ RowLowering::crossThreadReduce(ArrayRef<Partial> parts) {
       // Up to `warps` slots, as many filled as warps were launched: lane i
       // reads slot i (identity past the launched ones) and the lanes combine
       // by shuffles, log2(warps) steps rather than a chain of `warps`.
-      Value launched = arith::DivUIOp::create(b, loc, threads, cIndex(32));
+      if (!launchedRows)
+        launched = launchedWarps();
       Value i = arith::RemUIOp::create(b, loc, lane, cIndex(warps));
+      auto isUsed = [&] {
+        return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i,
+                                     launched);
+      };
+      Value used;
+      // Past the launched warps a lane reads its row's first slot: the
+      // slots of rows after it may lie past the array.
+      if (launchedRows) {
+        used = isUsed();
+        i = arith::SelectOp::create(b, loc, used, i, cIndex(0));
+      }
       for (int64_t k = 0, e = xs.size(); k < e; ++k)
         total.push_back(slot(k, i));
-      Value used =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i, launched);
+      if (!used)
+        used = isUsed();
       SmallVector<Value> none = identities(ReduceOp(p.op).getKind());
       for (auto [x, id] : llvm::zip_equal(total, none))
         x = arith::SelectOp::create(b, loc, used, x, id);

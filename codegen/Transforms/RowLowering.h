@@ -69,7 +69,12 @@ private:
     ReduceOp op;
     int slot;
   };
-  SmallVector<Value> butterfly(ValueRange x, ReduceOp r, int64_t width);
+  SmallVector<Value> butterfly(ValueRange x, ReduceOp r, int64_t width,
+                               Value within = {});
+  /// The launched warps of each row of the block combine their partials
+  /// through shared memory (at most 32 warps a block).
+  SmallVector<SmallVector<Value>>
+  acrossWarps(ArrayRef<Partial> parts, ArrayRef<SmallVector<Value>> warpTotals);
   SmallVector<SmallVector<Value>> crossThreadReduce(ArrayRef<Partial> parts);
   /// The tuple reduction over the same input as `r` that computes `r` on
   /// the way (a sqdev's sum, layernorm's mean; an expsum's max), and the

@@ -51,8 +51,15 @@ constexpr int64_t kManyRowsThreads = 128;
 // rows) 1.08-1.11x faster than 8. Rows of fewer threads lost in blocks of 64
 // (hidden 512 on 16 threads: 0.84x at 65536 rows).
 constexpr int64_t kLaunchBlock = 64;
-// Threads per row for dynamic rows, whose length is unknown.
+// Threads per row for dynamic rows, whose length is unknown, where the
+// launch does not choose them (rows without reductions, the `_any`
+// fallback).
 constexpr int64_t kDynamicThreads = 256;
+// The most threads a block of re-read rows chosen at launch may take (see
+// kgen::rt::rereadLaunch): a row of 65536 bf16 elements ran at 52-66% of
+// memcpy on 256 threads, 71-86% on 1024 (H200, rmsnorm), and rows of 128 on
+// 16 threads, 16 rows a block.
+constexpr int64_t kMaxLaunchThreads = 1024;
 // At most this many threads per row: measured on an H200 (bench/sweep.sh,
 // bf16, 16384 rows), 256 beats 512 and 1024 for every norm at 4096 to 16384
 // (rmsnorm 16384: 96.9% of memcpy at 256, 74% at 512, 68% at 1024): more rows
@@ -227,6 +234,21 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       auto attr = ScheduleAttr::getChecked(
           [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
           vector, t, int64_t(1), c, false, tiles, false, int64_t(0), true);
+      if (!attr)
+        return failure();
+      k.setScheduleAttr(attr);
+      return success();
+    }
+    // A dynamic row of whole chunks that reduces: the launch picks the
+    // threads of a row and the rows of a block for the row length it sees
+    // (unless forced, which keeps the fixed width to compare against).
+    if (!length && reduces && !rolledFallback && !threadsPerRow &&
+        !rowsPerBlock &&
+        knownDivisor(k.getDomainOp().getLength(), k) % vector == 0) {
+      auto attr = ScheduleAttr::getChecked(
+          [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
+          vector, kMaxLaunchThreads, int64_t(1), int64_t(0), true, int64_t(1),
+          true, int64_t(0), false);
       if (!attr)
         return failure();
       k.setScheduleAttr(attr);

@@ -536,9 +536,19 @@ kgen.kernel @gather_nested_table(%t: !kgen.rows<f32> {kgen.name = "t"},
 
 // -----
 
-// expected-error@+2 {{launchThreads needs one row per block held in registers (rows_per_block = 1, tiles = 1, reread = false, chunks >= 1) and threads_per_row a multiple of 32}}
+// expected-error@+2 {{launchThreads needs rows_per_block = 1, tiles = 1, threads_per_row a multiple of 32, and its rows held (chunks >= 1) or re-read (reread = true, chunks = 0)}}
 kgen.kernel @launch_threads_rows(%x: !kgen.rows<f32> {kgen.name = "x"})
     attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 64, rowsPerBlock = 2, chunks = 1, reread = false, launchThreads = true>} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
+// expected-error@+2 {{launchThreads needs rows_per_block = 1, tiles = 1, threads_per_row a multiple of 32, and its rows held (chunks >= 1) or re-read (reread = true, chunks = 0)}}
+kgen.kernel @launch_threads_reread_chunks(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 1024, rowsPerBlock = 1, chunks = 2, reread = true, launchThreads = true>} {
   %n = arith.constant 4 : index
   kgen.domain %n
   kgen.return

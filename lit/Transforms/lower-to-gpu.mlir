@@ -468,6 +468,71 @@ kgen.kernel @held(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
 
 // -----
 
+// A dynamic row re-read over threads and rows a block chosen at launch
+// (kgen::rt::rereadLaunch): a block of blockDim.x threads a row by
+// blockDim.y rows, at most 1024 threads, so 32 shared slots. The loops step
+// by shifts (blockDim.x is a power of two), the whole steps unmasked, the
+// last one whole or none. Each butterfly step combines only
+// below blockDim.x lanes (rows of 2 to 32 threads share a warp); rows over
+// 32 threads combine their warps in a uniform branch, each row from slot
+// tid.y * warps.
+// CHECK-LABEL: gpu.func @launched(
+// CHECK-SAME: workgroup(%[[SMEM:.+]] : memref<32xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: nvvm.maxntid = array<i32: 1024, 1, 1>
+// CHECK-NOT: known_block_size
+// CHECK: %[[T:.+]] = gpu.thread_id  x
+// CHECK: %[[BX:.+]] = gpu.block_dim  x
+// CHECK: %[[TY:.+]] = gpu.thread_id  y
+// CHECK: %[[BY:.+]] = gpu.block_dim  y
+// CHECK: arith.muli %{{.+}}, %[[BY]] : index
+// CHECK: "llvm.intr.cttz"
+// CHECK: %[[SHIFT:.+]] = arith.addi %{{.+}}, %c3 : index
+// CHECK: %[[WHOLE:.+]] = arith.shrui %{{.+}}, %[[SHIFT]] : index
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[WHOLE]]
+// CHECK-NOT: arith.cmpi
+// CHECK: llvm.load
+// CHECK: scf.yield
+// CHECK: scf.for %{{.+}} = %[[WHOLE]] to
+// CHECK: %[[IN:.+]] = arith.cmpi ult
+// CHECK: arith.select %[[IN]]
+// CHECK: llvm.load %{{.+}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
+// CHECK: gpu.shuffle  xor %{{.+}}, %c16_i32
+// CHECK: %[[TAKE:.+]] = arith.cmpi ult, %c16, %[[BX]] : index
+// CHECK-NEXT: arith.select %[[TAKE]]
+// CHECK-COUNT-4: gpu.shuffle  xor
+// CHECK: %[[WIDE:.+]] = arith.cmpi ugt, %[[BX]], %c32 : index
+// CHECK-NEXT: scf.if %[[WIDE]] -> (f32) {
+// CHECK: %[[WARPS:.+]] = arith.divui %[[BX]], %{{.+}} : index
+// CHECK: arith.muli %[[TY]], %[[WARPS]] : index
+// CHECK: memref.store %{{.+}}, %[[SMEM]]
+// CHECK: gpu.barrier
+// CHECK: %[[USED:.+]] = arith.cmpi ult, %{{.+}}, %[[WARPS]] : index
+// CHECK: arith.select %[[USED]], %{{.+}}, %c0
+// CHECK: memref.load %[[SMEM]]
+// CHECK-COUNT-5: gpu.shuffle  xor
+// CHECK: } else {
+// CHECK-NOT: gpu.barrier
+// CHECK: scf.for
+// CHECK: llvm.load
+// CHECK: llvm.store
+kgen.kernel @launched(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
+                      %y: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "y"},
+                      %d: index {kgen.divisibility = 16 : i64, kgen.name = "d"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 8, threadsPerRow = 1024, rowsPerBlock = 1, chunks = 0, reread = true, launchThreads = true>} {
+  kgen.domain %d
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<?xbf16>
+  %f = arith.extf %a : tensor<?xbf16> to tensor<?xf32>
+  %s = kgen.reduce sum %f : tensor<?xf32> -> f32
+  %b = kgen.broadcast %s : f32 -> tensor<?xf32>
+  %g = arith.mulf %f, %b : tensor<?xf32>
+  %h = arith.truncf %g : tensor<?xf32> to tensor<?xbf16>
+  kgen.store %h, %y[%c0] {vector_width = 8 : i64} : tensor<?xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
+// -----
+
 // A row over a cluster of 4 blocks of 128 threads (4 warps each): slots for
 // each reduction's 16 partials (4 blocks x 4 warps) in an LLVM global of
 // shared memory, the weights loaded with the row. A cluster barrier arrived

@@ -305,6 +305,40 @@ kgen.kernel @dynamic(%x: !kgen.rows<bf16> {kgen.name = "x"},
   kgen.return
 }
 
+// A dynamic row of whole chunks that reduces: the launch picks its threads
+// and rows a block (up to 1024 threads). Forced threads or rows keep a fixed
+// width; a row that may end inside a chunk (no kgen.divisibility) too.
+// CHECK-LABEL: kgen.kernel @dynamic_reduce(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 1024, rowsPerBlock = 1, chunks = 0, reread = true, launchThreads = true>
+// TPR32-LABEL: kgen.kernel @dynamic_reduce(
+// TPR32-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 0, reread = true, launchRowsPerBlock = 2>
+// RPB1-LABEL: kgen.kernel @dynamic_reduce(
+// RPB1-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 0, reread = true>
+kgen.kernel @dynamic_reduce(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
+                            %d: index {kgen.divisibility = 16 : i64, kgen.name = "d"})
+    attributes {dims = {}} {
+  kgen.domain %d
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<?xbf16>
+  %f = arith.extf %v : tensor<?xbf16> to tensor<?xf32>
+  %s = kgen.reduce sum %f : tensor<?xf32> -> f32
+  kgen.store %v, %x[%c0] : tensor<?xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+// CHECK-LABEL: kgen.kernel @dynamic_reduce_any_length(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 0, reread = true>
+kgen.kernel @dynamic_reduce_any_length(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
+                                       %d: index {kgen.divisibility = 4 : i64, kgen.name = "d"})
+    attributes {dims = {}} {
+  kgen.domain %d
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<?xbf16>
+  %f = arith.extf %v : tensor<?xbf16> to tensor<?xf32>
+  %s = kgen.reduce sum %f : tensor<?xf32> -> f32
+  kgen.store %v, %x[%c0] : tensor<?xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
 // A forced schedule that #kgen.schedule rejects fails the pass.
 // BADTPR: error: 'kgen.kernel' op invalid schedule: threads_per_row must be a power of two or a multiple of 32 in [1, 1024], got 48
 // BADBLOCK: error: 'kgen.kernel' op invalid schedule: a block of threads_per_row * rows_per_block = 2048 threads is outside [1, 1024]

@@ -31,8 +31,8 @@
 //   KGEN_GPU_TEST_SEED       seed of the inputs (default: random, printed).
 //   KGEN_GPU_TEST_MAX_BYTES  skip shapes moving more (default 4.25 GiB).
 //   KGEN_GPU_TEST_ROWS       rows to test (default 1,7,128,4096,65536).
-//   KGEN_GPU_TEST_LENGTHS    lengths (default 1,7,32,100,2048,3584,4095,
-//                            4096,8192,16384, plus the bundle's own).
+//   KGEN_GPU_TEST_LENGTHS    lengths (default 1,7,16,32,100,128,2048,3584,
+//                            4095,4096,8192,16384, plus the bundle's own).
 //   KGEN_GPU_TEST_FAKE_CUDA  a libcuda stand-in to load instead (for testing
 //                            this harness without a GPU: emu_cuda).
 //
@@ -76,8 +76,10 @@ struct Config {
   uint64_t seed = 0;
   uint64_t maxBytes = 17ull << 28; // 4.25 GiB: 4 GiB shapes still run
   std::vector<int64_t> rows = {1, 7, 128, 4096, 65536};
-  std::vector<int64_t> lengths = {1,    7,    32,   100,  2048,
-                                  3584, 4095, 4096, 8192, 16384};
+  // 16 and 128: rows of part of a warp, several a block (a dynamic kernel's
+  // re-read variant, q/k norms over a head).
+  std::vector<int64_t> lengths = {1,    7,    16,   32,   100,  128,
+                                  2048, 3584, 4095, 4096, 8192, 16384};
 };
 
 Config &config() {

@@ -610,3 +610,102 @@ TEST(ArgsHeld, SpecNeedsDomainAndOneRowPerBlock) {
                                                R"("chunk_elements": 0)")),
             KGEN_ERROR_INVALID_SPEC);
 }
+
+namespace {
+
+/// heldSpec with its plain aligned variant (the fourth) re-reading its rows
+/// over threads and rows a block chosen at launch, up to 1024 threads.
+std::string rereadSpec() {
+  std::string spec = heldSpec();
+  size_t at = spec.rfind(R"({"entry": "rmsnorm_bf16_v8", "block": 128)");
+  std::string tail =
+      replaced(spec.substr(at), R"("block": 128, "rows_per_block": 1)",
+               R"("block": 1024, "rows_per_block": 1,
+         "launch_threads": {"chunks": 0, "chunk_elements": 8})");
+  return spec.substr(0, at) + tail;
+}
+
+struct Placed {
+  size_t variant;
+  uint32_t grid, x, y;
+  bool operator==(const Placed &o) const {
+    return variant == o.variant && grid == o.grid && x == o.x && y == o.y;
+  }
+};
+
+std::ostream &operator<<(std::ostream &os, const Placed &p) {
+  return os << "{variant " << p.variant << ", grid " << p.grid << ", block "
+            << p.x << " x " << p.y << "}";
+}
+
+/// Where rows of `hidden` elements go on `multiprocessors`.
+Placed placedReread(int64_t hidden, int64_t rows, int multiprocessors) {
+  kgen::rt::Spec spec;
+  std::string err;
+  EXPECT_TRUE(kgen::rt::parseSpec(rereadSpec(), spec, err)) << err;
+  RmsnormArgs a(addr(0x10000), addr(0x20000), addr(0x30000), hidden);
+  kgen::rt::BoundArgs bound;
+  EXPECT_EQ(kgen::rt::bindArgs(spec, a.args, 5, rows, bound, err), KGEN_OK)
+      << err;
+  kgen::rt::placeRows(spec, bound, multiprocessors);
+  return {bound.variant, bound.gridX, bound.blockX, bound.blockY};
+}
+
+} // namespace
+
+TEST(ArgsReread, LongRowsTakeUpTo1024ThreadsAndOneRowABlock) {
+  // 65536 = 8192 chunks: 1024 threads of 8 chunks a pass.
+  EXPECT_EQ(placedReread(65536, 4096, 132), (Placed{3, 4096, 1024, 1}));
+  // 32784 = 4098 chunks (past the held variants): 1024 threads, not 513.
+  EXPECT_EQ(placedReread(32784, 7, 132), (Placed{3, 7, 1024, 1}));
+  // 131072: still 1024 threads, 16 chunks a pass.
+  EXPECT_EQ(placedReread(131072, 1, 132), (Placed{3, 1, 1024, 1}));
+}
+
+TEST(ArgsReread, ShortRowsTakeAThreadAChunkAndShareBlocks) {
+  // 128 = 16 chunks: 16 threads a row, 16 rows a block (256 threads).
+  EXPECT_EQ(placedReread(128, 65536, 132), (Placed{3, 4096, 16, 16}));
+  // 16 = 2 chunks: 2 threads, 128 rows a block.
+  EXPECT_EQ(placedReread(16, 65536, 132), (Placed{3, 512, 2, 128}));
+  // 48 = 6 chunks: 8 threads (a power of two), 32 rows.
+  EXPECT_EQ(placedReread(48, 4096, 0), (Placed{3, 128, 8, 32}));
+  // Too few blocks for 132 multiprocessors: fewer rows each, down to one.
+  EXPECT_EQ(placedReread(128, 1024, 132), (Placed{3, 147, 16, 7}));
+  EXPECT_EQ(placedReread(128, 7, 132), (Placed{3, 7, 16, 1}));
+  // The multiprocessors unknown: 16 rows a block.
+  EXPECT_EQ(placedReread(128, 7, 0), (Placed{3, 1, 16, 16}));
+}
+
+TEST(ArgsReread, HeldRowsStillTakeTheHeldVariants) {
+  // 4096 = 512 chunks: 128 threads x 4 chunks held, as without it.
+  EXPECT_EQ(placedReread(4096, 4, 132), (Placed{1, 4, 128, 1}));
+}
+
+TEST(ArgsReread, RowsOfPartChunksAreRefused) {
+  // Without the dims' multiple, the spec's launch_threads still refuses a
+  // row that is not a whole number of chunks: the fallback takes it.
+  std::string spec = rereadSpec();
+  size_t at = spec.rfind(R"("launch_threads": {"chunks": 0)");
+  const char *multiple = R"("dim_multiple": {"hidden": 8})";
+  size_t dims = spec.find(multiple, at);
+  ASSERT_NE(dims, std::string::npos);
+  spec.replace(dims, std::strlen(multiple), R"("dim_multiple": {})");
+  kgen::rt::Kernel kernel;
+  ASSERT_EQ(kernel.create(RmsnormPtx, spec), KGEN_OK) << kgen::rt::lastError();
+  RmsnormArgs a(addr(0x10000), addr(0x20000), addr(0x30000), 100);
+  size_t variant = 99;
+  EXPECT_EQ(kernel.selectVariant(a.args, 4, variant), KGEN_OK);
+  EXPECT_EQ(variant, 4u);
+}
+
+TEST(ArgsReread, SpecNeedsAPowerOfTwoBlock) {
+  kgen::rt::Kernel kernel;
+  EXPECT_EQ(kernel.create(RmsnormPtx, replaced(rereadSpec(), R"("block": 1024)",
+                                               R"("block": 992)")),
+            KGEN_ERROR_INVALID_SPEC);
+  EXPECT_THAT(kgen::rt::lastError(),
+              HasSubstr("'launch_threads' with chunks = 0 needs a block that "
+                        "is a power of two"));
+  EXPECT_EQ(kernel.create(RmsnormPtx, rereadSpec()), KGEN_OK)
+      << kgen::rt::lastError();
+}
