@@ -56,8 +56,7 @@ void RowLowering::emitPrologue() {
     tileIndex = arith::RemUIOp::create(b, loc, bid, cIndex(tiles));
     bid = arith::DivUIOp::create(b, loc, bid, cIndex(tiles));
   }
-  bool launchedRows = sched.getLaunchThreads() && sched.getReread();
-  if (launchedRows) { // a block of x threads a row by y rows, as launched
+  if (launchedRows()) { // a block of x threads a row by y rows, as launched
     threads = gpu::BlockDimOp::create(b, loc, gpu::Dimension::x);
     lane = tid;
     rowInBlock = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::y);
@@ -74,7 +73,7 @@ void RowLowering::emitPrologue() {
   // rows spread over more blocks), so the rows a block holds are read from
   // its size.
   Value perBlock =
-      launchedRows ? gpu::BlockDimOp::create(b, loc, gpu::Dimension::y)
+      launchedRows() ? gpu::BlockDimOp::create(b, loc, gpu::Dimension::y)
       : rpb > 1
           ? (Value)arith::DivUIOp::create(
                 b, loc, gpu::BlockDimOp::create(b, loc, gpu::Dimension::x),
@@ -293,8 +292,9 @@ Chunk RowLowering::makeChunk(Value j, std::optional<int64_t> staticJ,
     return c;
   };
   if (sched.getLaunchThreads()) {
-    // The runtime launches at most nvec / (chunks - 1) threads, so every
-    // thread's chunks but the last lie in the row.
+    // Held: the runtime launches at most nvec / (chunks - 1) threads, so
+    // every thread's chunks but the last lie in the row. Re-read: the
+    // caller knows (`inside`) or the chunk is whole or none.
     if (inside || (staticJ && *staticJ + 1 < sched.getChunks()))
       return c;
     return wholeOrNone();

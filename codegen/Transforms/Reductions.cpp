@@ -274,7 +274,7 @@ SmallVector<SmallVector<Value>>
 RowLowering::crossThreadReduce(ArrayRef<Partial> parts) {
   int64_t tpr = sched.getThreadsPerRow();
   SmallVector<SmallVector<Value>> s;
-  if (sched.getLaunchThreads() && sched.getReread()) {
+  if (launchedRows()) {
     // Rows of any power of two threads: a warp's groups of min(threads, 32)
     // lanes, then the warps of rows over 32 threads (a uniform branch: every
     // thread of a block has the same blockDim.x).
@@ -327,13 +327,12 @@ RowLowering::acrossWarps(ArrayRef<Partial> parts,
   Value smem = func.getWorkgroupAttributions().front();
   // Launched rows of a block (tpr * rpb threads at most) take a slot's
   // region in turn, as many slots as warps were launched each.
-  bool launchedRows = sched.getLaunchThreads() && sched.getReread();
   auto launchedWarps = [&]() -> Value {
     return arith::DivUIOp::create(b, loc, threads, cIndex(32));
   };
-  Value launched = launchedRows ? launchedWarps() : Value();
+  Value launched = launchedRows() ? launchedWarps() : Value();
   auto slotBase = [&](int slot) -> Value {
-    if (launchedRows)
+    if (launchedRows())
       return arith::AddIOp::create(
           b, loc, cIndex(slot * rpb * warps),
           arith::MulIOp::create(b, loc, rowInBlock, launched));
@@ -372,7 +371,7 @@ RowLowering::acrossWarps(ArrayRef<Partial> parts,
       // Up to `warps` slots, as many filled as warps were launched: lane i
       // reads slot i (identity past the launched ones) and the lanes combine
       // by shuffles, log2(warps) steps rather than a chain of `warps`.
-      if (!launchedRows)
+      if (!launchedRows())
         launched = launchedWarps();
       Value i = arith::RemUIOp::create(b, loc, lane, cIndex(warps));
       auto isUsed = [&] {
@@ -382,7 +381,7 @@ RowLowering::acrossWarps(ArrayRef<Partial> parts,
       Value used;
       // Past the launched warps a lane reads its row's first slot: the
       // slots of rows after it may lie past the array.
-      if (launchedRows) {
+      if (launchedRows()) {
         used = isUsed();
         i = arith::SelectOp::create(b, loc, used, i, cIndex(0));
       }

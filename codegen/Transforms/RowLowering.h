@@ -116,6 +116,11 @@ private:
   void finish(ArrayRef<ReduceOp> rs, ArrayRef<SmallVector<Value>> partials);
 
   Value cIndex(int64_t v);
+  /// Re-read rows over a block of x threads a row by y rows chosen at
+  /// launch (blockDim.x, blockDim.y).
+  bool launchedRows() const {
+    return sched.getLaunchThreads() && sched.getReread();
+  }
   /// The kernel arguments under a tensor value (itself, or a row map's).
   SmallVector<Value> roots(Value tensor);
   /// True when a store writes one of the tensor's arguments.

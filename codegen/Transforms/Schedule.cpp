@@ -56,9 +56,9 @@ constexpr int64_t kLaunchBlock = 64;
 // fallback).
 constexpr int64_t kDynamicThreads = 256;
 // The most threads a block of re-read rows chosen at launch may take (see
-// kgen::rt::rereadLaunch): a row of 65536 bf16 elements ran at 52-66% of
-// memcpy on 256 threads, 71-86% on 1024 (H200, rmsnorm), and rows of 128 on
-// 16 threads, 16 rows a block.
+// kgen::rt::rereadLaunch, which gives rows of 128 bf16 elements 16 threads,
+// 16 rows a block): a row of 65536 bf16 elements ran at 52-66% of memcpy on
+// 256 threads, 71-86% on 1024 (H200, rmsnorm).
 constexpr int64_t kMaxLaunchThreads = 1024;
 // At most this many threads per row: measured on an H200 (bench/sweep.sh,
 // bf16, 16384 rows), 256 beats 512 and 1024 for every norm at 4096 to 16384
