@@ -522,7 +522,7 @@ SmallVector<Value> RowLowering::rowLoop(
     bool split, ValueRange inits, ArrayRef<LoadOp> preload,
     function_ref<SmallVector<Value>(Chunk &, ValueRange)> body) {
   int64_t tpr = sched.getThreadsPerRow();
-  bool launched = sched.getLaunchThreads();
+  bool launched = launchedRows();
   bool exact = !launched && staticLength && *staticLength % (tpr * vec) == 0;
   // Threads chosen at launch step by what was launched, a power of two:
   // shifts, not divisions (H200, bf16, 65536 rows of 128: rmsnorm 15.4 ->

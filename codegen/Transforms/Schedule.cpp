@@ -52,8 +52,9 @@ constexpr int64_t kManyRowsThreads = 128;
 // (hidden 512 on 16 threads: 0.84x at 65536 rows).
 constexpr int64_t kLaunchBlock = 64;
 // Threads per row for dynamic rows, whose length is unknown, where the
-// launch does not choose them (rows without reductions, the `_any`
-// fallback).
+// launch does not choose them: rows without reductions, rows not known to
+// be whole chunks (the `_any` fallback), and forced --threads-per-row or
+// --rows-per-block.
 constexpr int64_t kDynamicThreads = 256;
 // The most threads a block of re-read rows chosen at launch may take (see
 // kgen::rt::rereadLaunch, which gives rows of 128 bf16 elements 16 threads,

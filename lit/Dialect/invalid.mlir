@@ -556,6 +556,26 @@ kgen.kernel @launch_threads_reread_chunks(%x: !kgen.rows<f32> {kgen.name = "x"})
 
 // -----
 
+// expected-error@+2 {{re-read rows over threads chosen at launch step by shifts: threads_per_row and vector must be powers of two, got 96 and 4}}
+kgen.kernel @launch_threads_reread_not_pow2(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 96, rowsPerBlock = 1, chunks = 0, reread = true, launchThreads = true>} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
+// expected-error@+2 {{re-read rows over threads chosen at launch step by shifts: threads_per_row and vector must be powers of two, got 1024 and 3}}
+kgen.kernel @launch_threads_reread_vector(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 3, threadsPerRow = 1024, rowsPerBlock = 1, chunks = 0, reread = true, launchThreads = true>} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
 // expected-error@+2 {{a cluster needs 2 to 8 tiles of one row per block held in registers (tiles in [2, 8], rows_per_block = 1, launchThreads = false, reread = false, chunks >= 1), got tiles = 16}}
 kgen.kernel @cluster_too_wide(%x: !kgen.rows<f32> {kgen.name = "x"})
     attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 64, rowsPerBlock = 1, chunks = 1, reread = false, tiles = 16, cluster = true>} {

@@ -676,6 +676,28 @@ TEST(ArgsReread, ShortRowsTakeAThreadAChunkAndShareBlocks) {
   EXPECT_EQ(placedReread(128, 7, 0), (Placed{3, 1, 16, 16}));
 }
 
+TEST(ArgsReread, EveryWidthOfBlock) {
+  // The block of each width the re-read path has: one thread a row (no
+  // butterfly), a whole warp, and 512 threads (16 warps: the cross-warp
+  // combine with fewer than 32 warps).
+  kgen::rt::Variant v;
+  v.block = 1024;
+  v.launchThreads = true;
+  v.chunkElements = 8;
+  using Block = std::pair<int64_t, int64_t>;
+  EXPECT_EQ(kgen::rt::rereadLaunch(v, 8, 65536, 132), Block(1, 256));
+  EXPECT_EQ(kgen::rt::rereadLaunch(v, 240, 65536, 132), Block(32, 2));
+  EXPECT_EQ(kgen::rt::rereadLaunch(v, 256, 65536, 132), Block(32, 2));
+  EXPECT_EQ(kgen::rt::rereadLaunch(v, 20480, 4096, 132), Block(512, 1));
+  EXPECT_EQ(kgen::rt::rereadLaunch(v, 32768, 4096, 132), Block(512, 1));
+  // A smaller block caps the threads and the rows.
+  v.block = 256;
+  EXPECT_EQ(kgen::rt::rereadLaunch(v, 20480, 4096, 132), Block(256, 1));
+  EXPECT_EQ(kgen::rt::rereadLaunch(v, 8, 65536, 132), Block(1, 256));
+  EXPECT_EQ(kgen::rt::launchThreads(v, 20480), 256)
+      << "a re-read variant's threads are its block's";
+}
+
 TEST(ArgsReread, HeldRowsStillTakeTheHeldVariants) {
   // 4096 = 512 chunks: 128 threads x 4 chunks held, as without it.
   EXPECT_EQ(placedReread(4096, 4, 132), (Placed{1, 4, 128, 1}));

@@ -32,6 +32,24 @@ uint64_t bits(float f) {
   return u;
 }
 
+/// RmsnormSpec whose first variant's threads are chosen at launch over rows
+/// of `hidden` elements: held in `chunks` chunks a thread, or re-read (0).
+std::string launchThreadsSpec(int block, int chunks) {
+  std::string spec = replaced(RmsnormSpec, R"("dims": {},)",
+                              R"("dims": {}, "domain": "hidden",)");
+  return replaced(spec, R"("block": 128, "rows_per_block": 1,)",
+                  R"("block": )" + std::to_string(block) +
+                      R"(, "rows_per_block": 1,
+                     "launch_threads": {"chunks": )" +
+                      std::to_string(chunks) + R"(, "chunk_elements": 8},)");
+}
+
+RmsnormArgs argsOfLength(int64_t hidden) {
+  return RmsnormArgs(reinterpret_cast<const void *>(0x10000),
+                     reinterpret_cast<const void *>(0x20000),
+                     reinterpret_cast<const void *>(0x30000), hidden);
+}
+
 class FakeDriver : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -98,21 +116,37 @@ TEST_F(FakeDriver, PacksTheAbiAndGrid) {
 TEST_F(FakeDriver, HeldVariantLaunchesTheThreadsItChose) {
   // The first variant holds rows of up to 512 x 4 chunks of 8 elements in
   // whole warps chosen at launch.
-  std::string spec = replaced(RmsnormSpec, R"("dims": {},)",
-                              R"("dims": {}, "domain": "hidden",)");
-  spec = replaced(spec, R"("block": 128, "rows_per_block": 1,)",
-                  R"("block": 512, "rows_per_block": 1,
-                     "launch_threads": {"chunks": 4, "chunk_elements": 8},)");
   kgen::rt::Kernel k;
-  ASSERT_EQ(k.create(ptx, spec), KGEN_OK) << kgen::rt::lastError();
-  RmsnormArgs a(reinterpret_cast<const void *>(0x10000),
-                reinterpret_cast<const void *>(0x20000),
-                reinterpret_cast<const void *>(0x30000), 11008);
+  ASSERT_EQ(k.create(ptx, launchThreadsSpec(512, 4)), KGEN_OK)
+      << kgen::rt::lastError();
+  RmsnormArgs a = argsOfLength(11008);
   ASSERT_EQ(k.launch(a.args, 3), KGEN_OK) << kgen::rt::lastError();
   ASSERT_EQ(fake->launches.size(), 1u);
   EXPECT_EQ(fake->launches[0].entry, "rmsnorm_bf16_v8");
   EXPECT_THAT(fake->launches[0].grid, ElementsAre(3u, 1u, 1u));
   EXPECT_THAT(fake->launches[0].block, ElementsAre(352u, 1u, 1u));
+}
+
+TEST_F(FakeDriver, RereadVariantLaunchesRowsAlongY) {
+  // The first variant re-reads rows over x threads a row by y rows, both
+  // chosen at launch: 128 elements = 16 chunks, 16 threads x 16 rows. Both
+  // launch calls (plain and programmatic dependent) pass the block's y.
+  std::string spec = launchThreadsSpec(1024, 0);
+  std::string waits = replaced(spec, "\"kgen_spec\": 1",
+                               "\"kgen_spec\": 1, \"grid_dependency\": true");
+  kgen::rt::Kernel plain, dependent;
+  ASSERT_EQ(plain.create(ptx, spec), KGEN_OK) << kgen::rt::lastError();
+  ASSERT_EQ(dependent.create(ptx, waits), KGEN_OK) << kgen::rt::lastError();
+  RmsnormArgs a = argsOfLength(128);
+  ASSERT_EQ(plain.launch(a.args, 65536), KGEN_OK) << kgen::rt::lastError();
+  ASSERT_EQ(dependent.launch(a.args, 65536), KGEN_OK) << kgen::rt::lastError();
+  ASSERT_EQ(fake->launches.size(), 2u);
+  for (const FakeLaunch &l : fake->launches) {
+    EXPECT_EQ(l.entry, "rmsnorm_bf16_v8");
+    EXPECT_THAT(l.grid, ElementsAre(4096u, 1u, 1u));
+    EXPECT_THAT(l.block, ElementsAre(16u, 16u, 1u));
+  }
+  EXPECT_TRUE(fake->launches[1].programmaticDependent);
 }
 
 TEST_F(FakeDriver, FallbackVariantAndCaches) {
