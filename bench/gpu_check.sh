@@ -79,17 +79,19 @@ if [ -f "$dir/kernels-sm80/manifest.tsv" ]; then
     trc=$frc
   fi
 fi
-# Every block width of the dynamic kernels that re-read: rows past the held
-# variants (bf16 over 32768 elements, f32 over 16384) over 1024 threads a
-# row; 20480 over 512 (fused_add_rmsnorm bf16 holds no 8 chunks); 240 over
-# a whole warp, 2 rows a block; 8 over one thread (bf16) or two (f32), up
-# to 256 rows a block. Few rows keep it short.
-KGEN_KERNEL_DIR="$dir/kernels" KGEN_GPU_TEST_LENGTHS=8,240,20480,40000,65536 \
+# Every block width of the dynamic kernels over x threads a row by y rows:
+# re-read rows past the held variants (bf16 over 32768 elements, f32 over
+# 16384) over 1024 threads a row, 20480 over 512 (fused_add_rmsnorm bf16
+# holds no 8 chunks); rows held in one chunk a thread over 1 to 128
+# threads (8, 240, 512, 1000, 1024 bf16), up to 256 rows a block. Few rows
+# keep it short.
+KGEN_KERNEL_DIR="$dir/kernels" \
+  KGEN_GPU_TEST_LENGTHS=8,240,512,1000,1024,20480,40000,65536 \
   KGEN_GPU_TEST_ROWS=1,7,300 timeout -k 10 150 "$tests" \
   --gtest_filter='KgenGpu.*' > "$out/gpu-tests-long.txt" 2>&1
 lrc=$?
 grep -E '^\[  PASSED  \]|^\[  FAILED  \] [0-9]' "$out/gpu-tests-long.txt" |
-  sed 's/^/block widths (8, 240, 20480, 40000, 65536 elements): /'
+  sed 's/^/block widths (8 to 65536 elements): /'
 if [ "$lrc" -ne 0 ]; then
   echo "block-width tests FAILED (exit $lrc):"
   grep -E '^\[  FAILED  \] KgenGpu|\(seed [0-9]+\)' "$out/gpu-tests-long.txt" |

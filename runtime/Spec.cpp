@@ -473,10 +473,11 @@ private:
       if (rowsPerBlock != 1 || tiles != 1 || block % 32)
         return r.fail(at, "'launch_threads' needs rows_per_block = 1, "
                           "tiles = 1 and a block of whole warps");
-      // Re-read rows step by the launched threads with shifts.
-      if (var.heldChunks == 0 && (block & (block - 1)))
-        return r.fail(at, "'launch_threads' with chunks = 0 needs a block "
-                          "that is a power of two");
+      // Re-read rows step by the launched threads with shifts; they and
+      // rows of one chunk a thread take x by y threads, powers of two.
+      if (var.heldChunks <= 1 && (block & (block - 1)))
+        return r.fail(at, "'launch_threads' with chunks = 0 or 1 needs a "
+                          "block that is a power of two");
       var.launchThreads = true;
     }
     if (cluster && (cluster != tiles || rowsPerBlock != 1))
@@ -577,8 +578,10 @@ bool parseSpec(std::string_view text, Spec &out, std::string &err) {
 static int64_t ceilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
 int64_t launchThreads(const Variant &v, int64_t length) {
-  if (v.heldChunks < 1) // re-read: rereadLaunch picks the block
+  if (v.heldChunks < 1) // re-read: launchedRowsBlock picks the block
     return v.block;
+  if (v.heldChunks == 1)
+    return std::bit_ceil(uint64_t(ceilDiv(length, v.chunkElements)));
   return 32 * ceilDiv(ceilDiv(length, v.chunkElements), 32 * v.heldChunks);
 }
 
@@ -600,20 +603,27 @@ static int64_t spreadRows(int64_t perBlock, int64_t rows, int64_t tiles,
   return perBlock;
 }
 
-std::pair<int64_t, int64_t> rereadLaunch(const Variant &v, int64_t length,
-                                         int64_t rows, int multiprocessors) {
-  uint64_t nvec = ceilDiv(length, v.chunkElements);
-  // A short row takes a thread a chunk (one step a pass); a long one up to
-  // 8 chunks a thread a pass: on an H200 (bf16, 65536 elements) rmsnorm ran
-  // at 52-66% of memcpy on 256 threads (32 chunks each), 71-86% on 1024.
+std::pair<int64_t, int64_t> launchedRowsBlock(const Variant &v, int64_t length,
+                                              int64_t rows,
+                                              int multiprocessors) {
+  int64_t nvec = ceilDiv(length, v.chunkElements);
+  // A short row takes a thread a chunk (held, or re-read in one step a
+  // pass); a long one up to 8 chunks a thread a pass: on an H200 (bf16,
+  // 65536 elements) rmsnorm ran at 52-66% of memcpy on 256 threads (32
+  // chunks each), 71-86% on 1024.
   int64_t threads =
-      nvec <= 32 ? std::bit_ceil(nvec)
-                 : std::clamp<int64_t>(
-                       std::bit_ceil(uint64_t(ceilDiv(nvec, 8))), 32, v.block);
-  // As the specialized kernels take them: rows of part of a warp 256
-  // threads a block, rows of whole warps 64 (see kgen-schedule).
-  int64_t perBlock = threads < 32 ? 256 / threads : ceilDiv(64, threads);
-  perBlock = std::min<int64_t>(perBlock, v.block / threads);
+      v.heldChunks == 1 || nvec <= 32
+          ? std::bit_ceil(uint64_t(nvec))
+          : std::clamp<int64_t>(std::bit_ceil(uint64_t(ceilDiv(nvec, 8))), 32,
+                                v.block);
+  // As the specialized kernels take them (see kgen-schedule): rows of part
+  // of a warp 256 threads a block; rows of whole warps 64, or more rows
+  // while a block holds fewer than 256 chunks (blocks that move less run
+  // into the rate at which the GPU starts them).
+  int64_t perBlock = threads < 32
+                         ? 256 / threads
+                         : std::max(ceilDiv(64, threads), ceilDiv(256, nvec));
+  perBlock = std::clamp<int64_t>(v.block / threads, 1, perBlock);
   return {threads, spreadRows(perBlock, rows, 1, multiprocessors)};
 }
 

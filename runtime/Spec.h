@@ -85,28 +85,40 @@ struct Variant {
   /// The launch chooses the threads of a row (Spec::domain, a whole number
   /// of chunks of chunkElements).
   bool launchThreads = false;
-  /// > 0: the row is held in up to this many chunks per thread; the launch
-  /// takes the fewest whole warps that hold it, one row a block, at most
-  /// `block` (see launchThreads). 0: the row is re-read, and the launch
-  /// takes a block of x threads a row by y rows (see rereadLaunch).
+  /// > 1: the row is held in up to this many chunks per thread, over the
+  /// fewest whole warps that hold it, one row a block (see launchThreads).
+  /// 1: a chunk a thread, rows of at most kMaxOneChunkThreads chunks; 0: the
+  /// row is re-read. These two take a block of x threads a row by y rows, x
+  /// * y at most `block` (see launchedRowsBlock).
   int64_t heldChunks = 0;
   int64_t chunkElements = 0;
 };
 
+/// The most threads (and chunks) a row held in one chunk a thread takes;
+/// longer rows go to the variants holding several chunks a thread (one row
+/// a block). On an H200 (bf16, 4096 and 65536 rows) one chunk a thread beat
+/// them on rows of 128 to 512 (65536 x 512: rmsnorm 79.7 -> 36.3 us,
+/// layernorm 79.8 -> 47.4), but on 1024 over 128 threads layernorm and
+/// softmax lost 3-26% (their two barriers).
+constexpr int64_t kMaxOneChunkThreads = 64;
+
 /// Threads a launch_threads variant takes for rows of `length` elements:
-/// whole warps of `heldChunks` chunks each. May exceed v.block (the variant
-/// does not fit) or leave chunk slots idle (launchIdleSlots).
+/// whole warps of `heldChunks` chunks each, or with one chunk a thread the
+/// power of two at or above the row's chunks; a re-read variant's `block`.
+/// May exceed v.block (the variant does not fit) or leave chunk slots idle
+/// (launchIdleSlots).
 int64_t launchThreads(const Variant &v, int64_t length);
 /// Chunk slots those threads leave idle.
 int64_t launchIdleSlots(const Variant &v, int64_t length);
 /// Rows each block of a launch of `rows` rows holds, on a device of
 /// `multiprocessors` (0: unknown).
 int64_t launchRowsPerBlock(const Variant &v, int64_t rows, int multiprocessors);
-/// The block (threads a row, rows) a launch_threads variant that re-reads
-/// its rows takes for `rows` rows of `length` elements, on a device of
-/// `multiprocessors` (0: unknown).
-std::pair<int64_t, int64_t> rereadLaunch(const Variant &v, int64_t length,
-                                         int64_t rows, int multiprocessors);
+/// The block (threads a row, rows) a launch_threads variant of at most one
+/// chunk a thread (held or re-read) takes for `rows` rows of `length`
+/// elements, on a device of `multiprocessors` (0: unknown).
+std::pair<int64_t, int64_t> launchedRowsBlock(const Variant &v, int64_t length,
+                                              int64_t rows,
+                                              int multiprocessors);
 
 struct Spec {
   int version = 0;

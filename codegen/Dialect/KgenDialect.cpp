@@ -73,12 +73,14 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           "threads_per_row a multiple of 32, and its rows "
                           "held (chunks >= 1) or re-read (reread = true, "
                           "chunks = 0)";
-  // Re-read rows over launched threads step by shifts (cttz of blockDim.x).
-  if (launchThreads && reread &&
+  // Rows over x threads by y rows chosen at launch (re-read, or one chunk a
+  // thread) take x and y as powers of two; re-read ones step by shifts
+  // (cttz of blockDim.x).
+  if (launchThreads && (reread || chunks == 1) &&
       !(llvm::isPowerOf2_64(threadsPerRow) && llvm::isPowerOf2_64(vector)))
-    return emitError() << "re-read rows over threads chosen at launch step "
-                          "by shifts: threads_per_row and vector must be "
-                          "powers of two, got "
+    return emitError() << "rows over threads and rows chosen at launch "
+                          "(re-read, or one chunk a thread) need "
+                          "threads_per_row and vector powers of two, got "
                        << threadsPerRow << " and " << vector;
   // 8: the most blocks a cluster may portably hold.
   if (cluster && (tiles < 2 || tiles > 8 || rowsPerBlock != 1 ||

@@ -128,6 +128,7 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
         for (int64_t c : kHeldChunks)
           if (canHold(probe, c))
             held.push_back(c);
+        bool holdOne = canHold(probe, 1);
         probe.erase();
         int64_t vec = chunkVector(k);
         // Before the others: the runtime takes the first variant that fits.
@@ -143,6 +144,10 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
           exact->setAttr(kVariantAttr, b.getStringAttr("vec"));
           exact->setAttr(kExactDomainAttr, b.getI64IntegerAttr(n));
         }
+        // Rows of at most a warp of chunks, a chunk a thread, several rows a
+        // block (the re-read `_vec` read them twice).
+        if (holdOne)
+          held.insert(held.begin(), 1);
         for (int64_t c : held) {
           auto clone = cast<KernelOp>(b.clone(*k));
           assume(clone, 16, 16);

@@ -51,15 +51,21 @@ constexpr int64_t kManyRowsThreads = 128;
 // rows) 1.08-1.11x faster than 8. Rows of fewer threads lost in blocks of 64
 // (hidden 512 on 16 threads: 0.84x at 65536 rows).
 constexpr int64_t kLaunchBlock = 64;
+// ...and the fewest chunks (16 bytes each) its rows hold: blocks moving less
+// run into the rate at which the GPU starts blocks. On an H200 (bf16, 65536
+// rows, rows of a warp, 2 / 4 / 8 rows a block), rmsnorm ran rows of 256 at
+// 39 / 75 / 88% of memcpy and rows of 512 at 77 / 94 / 93% (layernorm,
+// softmax and fused_add_rmsnorm alike); 1024 and 1152 did best on 2.
+constexpr int64_t kLaunchBlockChunks = 256;
 // Threads per row for dynamic rows, whose length is unknown, where the
 // launch does not choose them: rows without reductions, rows not known to
 // be whole chunks (the `_any` fallback), and forced --threads-per-row or
 // --rows-per-block.
 constexpr int64_t kDynamicThreads = 256;
 // The most threads a block of re-read rows chosen at launch may take (see
-// kgen::rt::rereadLaunch, which gives rows of 128 bf16 elements 16 threads,
-// 16 rows a block): a row of 65536 bf16 elements ran at 52-66% of memcpy on
-// 256 threads, 71-86% on 1024 (H200, rmsnorm).
+// kgen::rt::launchedRowsBlock, which gives rows of 128 bf16 elements 16
+// threads, 16 rows a block): a row of 65536 bf16 elements ran at 52-66% of
+// memcpy on 256 threads, 71-86% on 1024 (H200, rmsnorm).
 constexpr int64_t kMaxLaunchThreads = 1024;
 // At most this many threads per row: measured on an H200 (bench/sweep.sh,
 // bf16, 16384 rows), 256 beats 512 and 1024 for every norm at 4096 to 16384
@@ -218,10 +224,13 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     auto variant = k->getAttrOfType<StringAttr>(kVariantAttr);
     bool rolledFallback = variant && variant.getValue() == "any" && reduces;
     if (auto held = k->getAttrOfType<IntegerAttr>(kHeldChunksAttr)) {
+      // One chunk a thread: x threads a row by y rows, a block of at most
+      // kTargetBlock, as the short rows of kernels of static length take.
+      int64_t block = held.getInt() == 1 ? kTargetBlock : kMaxHeldThreads;
       auto attr = ScheduleAttr::getChecked(
           [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
-          vector, kMaxHeldThreads, int64_t(1), held.getInt(), false, int64_t(1),
-          true, int64_t(0), false);
+          vector, block, int64_t(1), held.getInt(), false, int64_t(1), true,
+          int64_t(0), false);
       if (!attr)
         return failure();
       k.setScheduleAttr(attr);
@@ -327,11 +336,17 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     int64_t rpb =
         rowsPerBlock ? rowsPerBlock : std::max<int64_t>(1, block / tpr);
     // Rows that reduce over whole warps run in blocks of 64 threads or the
-    // fewest rows over that: a block's barrier then waits on its own row
-    // alone. Rows of part of a warp keep their blocks of kTargetBlock.
+    // fewest rows over that (a block's barrier then waits on its own row
+    // alone) that hold kLaunchBlockChunks. Rows of part of a warp keep their
+    // blocks of kTargetBlock.
     int64_t launchRows = 0;
-    if (!rowsPerBlock && reduces && tpr >= 32)
+    if (!rowsPerBlock && reduces && tpr >= 32) {
       launchRows = llvm::divideCeil(kLaunchBlock, tpr);
+      if (length)
+        launchRows = std::max<int64_t>(
+            launchRows, llvm::divideCeil(kLaunchBlockChunks,
+                                         llvm::divideCeil(*length, vector)));
+    }
     if (launchRows >= rpb)
       launchRows = 0; // all of them
     auto attr = ScheduleAttr::getChecked(

@@ -556,7 +556,7 @@ kgen.kernel @launch_threads_reread_chunks(%x: !kgen.rows<f32> {kgen.name = "x"})
 
 // -----
 
-// expected-error@+2 {{re-read rows over threads chosen at launch step by shifts: threads_per_row and vector must be powers of two, got 96 and 4}}
+// expected-error@+2 {{rows over threads and rows chosen at launch (re-read, or one chunk a thread) need threads_per_row and vector powers of two, got 96 and 4}}
 kgen.kernel @launch_threads_reread_not_pow2(%x: !kgen.rows<f32> {kgen.name = "x"})
     attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 96, rowsPerBlock = 1, chunks = 0, reread = true, launchThreads = true>} {
   %n = arith.constant 4 : index
@@ -566,7 +566,7 @@ kgen.kernel @launch_threads_reread_not_pow2(%x: !kgen.rows<f32> {kgen.name = "x"
 
 // -----
 
-// expected-error@+2 {{re-read rows over threads chosen at launch step by shifts: threads_per_row and vector must be powers of two, got 1024 and 3}}
+// expected-error@+2 {{rows over threads and rows chosen at launch (re-read, or one chunk a thread) need threads_per_row and vector powers of two, got 1024 and 3}}
 kgen.kernel @launch_threads_reread_vector(%x: !kgen.rows<f32> {kgen.name = "x"})
     attributes {dims = {}, schedule = #kgen.schedule<vector = 3, threadsPerRow = 1024, rowsPerBlock = 1, chunks = 0, reread = true, launchThreads = true>} {
   %n = arith.constant 4 : index

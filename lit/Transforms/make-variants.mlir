@@ -56,10 +56,12 @@ kgen.kernel @k(%x: !kgen.rows<bf16> {kgen.name = "x"},
 }
 
 // A dynamic kernel that reduces also gets the variants that hold its row in
-// 2, 4 or 8 chunks per thread over threads chosen at launch, after the
+// 1, 2, 4 or 8 chunks per thread over threads chosen at launch, after the
 // exact-length ones: those whose held loads fit 64 elements a thread. Here
-// two bf16 row loads feed the reduction (16 elements a chunk): 2 and 4.
+// two bf16 row loads feed the reduction (16 elements a chunk): 1, 2 and 4.
 // CHECK-LABEL: kgen.kernel @sumsq_vec_n16384(
+// CHECK-LABEL: kgen.kernel @sumsq_vec_hold1(
+// CHECK-SAME: kgen.held_chunks = 1 : i64
 // CHECK-LABEL: kgen.kernel @sumsq_vec_hold2(
 // CHECK-SAME: index {kgen.divisibility = 16 : i64, kgen.name = "d"})
 // CHECK-SAME: attributes {dims = {}, kgen.held_chunks = 2 : i64, kgen.variant = "vec"}

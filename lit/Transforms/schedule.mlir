@@ -177,11 +177,12 @@ kgen.kernel @i8_2048(%x: !kgen.rows<i8> {kgen.name = "x"},
 
 // A tiny row: 64 bf16 = 8 chunks -> 8 threads per row (less than a warp),
 // one chunk each, 32 rows per block (also at launch: rows of part of a
-// warp have no barrier to wait on).
+// warp have no barrier to wait on). Forced to a warp a row, all 8 rows of
+// its block at launch too: fewer would hold under 256 chunks.
 // CHECK-LABEL: kgen.kernel @tiny_64(
 // CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 8, rowsPerBlock = 32, chunks = 1, reread = false>
 // TPR32-LABEL: kgen.kernel @tiny_64(
-// TPR32-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 1, reread = false, launchRowsPerBlock = 2>
+// TPR32-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 1, reread = false>
 // RPB1-LABEL: kgen.kernel @tiny_64(
 // RPB1-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 8, rowsPerBlock = 1, chunks = 1, reread = false>
 kgen.kernel @tiny_64(%x: !kgen.rows<bf16> {kgen.name = "x"})
@@ -211,10 +212,10 @@ kgen.kernel @three(%x: !kgen.rows<f32> {kgen.name = "x"})
 }
 
 // 1000 bf16 = 125 chunks (the last one partial). With a reduction: 32
-// threads x 4 chunks, 2 rows a block at launch; without: 128 threads x 1
-// chunk, one row a block of 128.
+// threads x 4 chunks, 3 rows a block at launch (the fewest that hold 256
+// chunks); without: 128 threads x 1 chunk, one row a block of 128.
 // CHECK-LABEL: kgen.kernel @bf16_1000(
-// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 4, reread = false, launchRowsPerBlock = 2>
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 4, reread = false, launchRowsPerBlock = 3>
 kgen.kernel @bf16_1000(%x: !kgen.rows<bf16> {kgen.name = "x"})
     attributes {dims = {n = 1000 : i64}} {
   %n = arith.constant 1000 : index

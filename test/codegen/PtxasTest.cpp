@@ -85,7 +85,7 @@ TEST_P(Ptxas, AssemblesWithoutSpills) {
     // static length that reduces, and for the dynamic kernel the
     // exact-length _vec_nN (all four, or for one that reduces those its
     // _vec_holdC variants do not cover) and the _vec_holdC whose held
-    // chunks fit (kgen-make-variants).
+    // chunks fit (kgen-make-variants), _vec_hold1 among them.
     std::regex re(
         R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
     int entries = 0;
@@ -96,7 +96,7 @@ TEST_P(Ptxas, AssemblesWithoutSpills) {
       EXPECT_EQ((*it)[3], "0") << log;
     }
     int held = 0, exact = 0;
-    for (int c : {2, 4, 8})
+    for (int c : {1, 2, 4, 8})
       held += art.ptx.find(".entry k_vec_hold" + std::to_string(c) + "(") !=
               std::string::npos;
     for (int n : {2048, 4096, 8192, 16384})
@@ -107,6 +107,10 @@ TEST_P(Ptxas, AssemblesWithoutSpills) {
         std::any_of(k.nodes.begin(), k.nodes.end(),
                     [](const Node &n) { return n.kind == NodeKind::Reduce; });
     EXPECT_EQ(held > 0, dynamic && reduces) << log;
+    // One chunk a thread fits wherever more chunks do.
+    if (held > 0) {
+      EXPECT_NE(art.ptx.find(".entry k_vec_hold1("), std::string::npos) << log;
+    }
     if (dynamic && !reduces) {
       EXPECT_EQ(exact, 4) << log;
     }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -338,17 +339,22 @@ std::optional<size_t> expectedHeld(const RtKernel &k, int64_t length,
                                    int64_t rows) {
   const int64_t most = rows >= 8192 ? 128 : 256;
   std::optional<size_t> best;
-  std::tuple<int64_t, bool, int64_t> bestKey;
+  std::tuple<bool, int64_t, bool, int64_t> bestKey;
   for (size_t v = 0; v < k.held.size(); ++v) {
     const RtKernel::Held &h = k.held[v];
     if (h.chunks <= 0 || length % h.chunkElements)
       continue;
     int64_t nvec = length / h.chunkElements;
+    // One chunk a thread: a power of two of threads, rows of at most 64
+    // chunks, first when it fits; more: whole warps.
     int64_t threads = 32 * ((nvec + 32 * h.chunks - 1) / (32 * h.chunks));
-    if (threads > h.maxThreads || (h.chunks - 1) * threads > nvec)
+    if (h.chunks == 1)
+      threads = std::bit_ceil(uint64_t(nvec));
+    if (threads > h.maxThreads || (h.chunks - 1) * threads > nvec ||
+        (h.chunks == 1 && threads > 64))
       continue;
-    auto key = std::make_tuple(threads * h.chunks - nvec, threads > most,
-                               std::abs(h.chunks - 4));
+    auto key = std::make_tuple(h.chunks != 1, threads * h.chunks - nvec,
+                               threads > most, std::abs(h.chunks - 4));
     if (!best || key < bestKey) {
       best = v;
       bestKey = key;

@@ -638,17 +638,22 @@ std::ostream &operator<<(std::ostream &os, const Placed &p) {
             << p.x << " x " << p.y << "}";
 }
 
-/// Where rows of `hidden` elements go on `multiprocessors`.
-Placed placedReread(int64_t hidden, int64_t rows, int multiprocessors) {
+/// Where rows of `hidden` elements go on `multiprocessors` under `text`.
+Placed placedBy(const std::string &text, int64_t hidden, int64_t rows,
+                int multiprocessors) {
   kgen::rt::Spec spec;
   std::string err;
-  EXPECT_TRUE(kgen::rt::parseSpec(rereadSpec(), spec, err)) << err;
+  EXPECT_TRUE(kgen::rt::parseSpec(text, spec, err)) << err;
   RmsnormArgs a(addr(0x10000), addr(0x20000), addr(0x30000), hidden);
   kgen::rt::BoundArgs bound;
   EXPECT_EQ(kgen::rt::bindArgs(spec, a.args, 5, rows, bound, err), KGEN_OK)
       << err;
   kgen::rt::placeRows(spec, bound, multiprocessors);
   return {bound.variant, bound.gridX, bound.blockX, bound.blockY};
+}
+
+Placed placedReread(int64_t hidden, int64_t rows, int multiprocessors) {
+  return placedBy(rereadSpec(), hidden, rows, multiprocessors);
 }
 
 } // namespace
@@ -685,15 +690,16 @@ TEST(ArgsReread, EveryWidthOfBlock) {
   v.launchThreads = true;
   v.chunkElements = 8;
   using Block = std::pair<int64_t, int64_t>;
-  EXPECT_EQ(kgen::rt::rereadLaunch(v, 8, 65536, 132), Block(1, 256));
-  EXPECT_EQ(kgen::rt::rereadLaunch(v, 240, 65536, 132), Block(32, 2));
-  EXPECT_EQ(kgen::rt::rereadLaunch(v, 256, 65536, 132), Block(32, 2));
-  EXPECT_EQ(kgen::rt::rereadLaunch(v, 20480, 4096, 132), Block(512, 1));
-  EXPECT_EQ(kgen::rt::rereadLaunch(v, 32768, 4096, 132), Block(512, 1));
+  EXPECT_EQ(kgen::rt::launchedRowsBlock(v, 8, 65536, 132), Block(1, 256));
+  // Rows of a warp: as many a block as hold 256 chunks.
+  EXPECT_EQ(kgen::rt::launchedRowsBlock(v, 240, 65536, 132), Block(32, 9));
+  EXPECT_EQ(kgen::rt::launchedRowsBlock(v, 256, 65536, 132), Block(32, 8));
+  EXPECT_EQ(kgen::rt::launchedRowsBlock(v, 20480, 4096, 132), Block(512, 1));
+  EXPECT_EQ(kgen::rt::launchedRowsBlock(v, 32768, 4096, 132), Block(512, 1));
   // A smaller block caps the threads and the rows.
   v.block = 256;
-  EXPECT_EQ(kgen::rt::rereadLaunch(v, 20480, 4096, 132), Block(256, 1));
-  EXPECT_EQ(kgen::rt::rereadLaunch(v, 8, 65536, 132), Block(1, 256));
+  EXPECT_EQ(kgen::rt::launchedRowsBlock(v, 20480, 4096, 132), Block(256, 1));
+  EXPECT_EQ(kgen::rt::launchedRowsBlock(v, 8, 65536, 132), Block(1, 256));
   EXPECT_EQ(kgen::rt::launchThreads(v, 20480), 256)
       << "a re-read variant's threads are its block's";
 }
@@ -701,6 +707,73 @@ TEST(ArgsReread, EveryWidthOfBlock) {
 TEST(ArgsReread, HeldRowsStillTakeTheHeldVariants) {
   // 4096 = 512 chunks: 128 threads x 4 chunks held, as without it.
   EXPECT_EQ(placedReread(4096, 4, 132), (Placed{1, 4, 128, 1}));
+}
+
+namespace {
+
+/// rereadSpec with a first variant holding one chunk a thread over a block
+/// of up to 256 threads, x threads a row by y rows.
+std::string oneChunkSpec() {
+  return replaced(rereadSpec(), R"("variants": [)",
+                  R"("variants": [{"entry": "rmsnorm_bf16_v8", "block": 256,
+         "rows_per_block": 1,
+         "launch_threads": {"chunks": 1, "chunk_elements": 8},
+         "tensor_align": {"x": 16, "weight": 16, "y": 16},
+         "dim_multiple": {"hidden": 8},
+         "abi": ["ptr:x", "ptr:weight", "ptr:y", "stride:x", "stride:y",
+                 "scalar:eps", "dim:hidden", "rows"]},)");
+}
+
+Placed placedOneChunk(int64_t hidden, int64_t rows, int multiprocessors) {
+  return placedBy(oneChunkSpec(), hidden, rows, multiprocessors);
+}
+
+} // namespace
+
+TEST(ArgsOneChunk, RowsOfAtMostAWarpOfChunksShareBlocks) {
+  // 128 = 16 chunks: 16 threads a row, 16 rows a block, as re-read rows.
+  EXPECT_EQ(placedOneChunk(128, 65536, 132), (Placed{0, 4096, 16, 16}));
+  // 8 = 1 chunk: a thread a row, 256 rows.
+  EXPECT_EQ(placedOneChunk(8, 65536, 132), (Placed{0, 256, 1, 256}));
+  // 48 = 6 chunks: 8 threads, 32 rows; few rows spread over the SMs.
+  EXPECT_EQ(placedOneChunk(48, 4096, 0), (Placed{0, 128, 8, 32}));
+  EXPECT_EQ(placedOneChunk(128, 7, 132), (Placed{0, 7, 16, 1}));
+  // 256 = 32 chunks: a warp, none idle (2 chunks over a warp leave 32), 8
+  // rows a block (256 chunks).
+  EXPECT_EQ(placedOneChunk(256, 65536, 132), (Placed{0, 8192, 32, 8}));
+}
+
+TEST(ArgsOneChunk, RowsOfUpTo64ChunksBeforeTheOthers) {
+  // 512 = 64 chunks: 64 threads, 4 rows a block (256 chunks), though 2
+  // chunks over a warp would leave none idle either.
+  EXPECT_EQ(placedOneChunk(512, 65536, 132), (Placed{0, 16384, 64, 4}));
+  // 272 = 34 chunks: 64 threads, 30 of them idle.
+  EXPECT_EQ(placedOneChunk(272, 4, 132), (Placed{0, 4, 64, 1}));
+}
+
+TEST(ArgsOneChunk, LongerRowsTakeTheOthers) {
+  // 528 = 66 chunks: past 64 threads of one chunk; 2 chunks over 64
+  // threads (4 or 8 would leave more than the last chunk empty).
+  EXPECT_EQ(placedOneChunk(528, 4, 132), (Placed{1, 4, 64, 1}));
+  // 1024 = 128 chunks: 4 chunks over 32 threads.
+  EXPECT_EQ(placedOneChunk(1024, 4, 132), (Placed{2, 4, 32, 1}));
+  EXPECT_EQ(placedOneChunk(4096, 4, 132), (Placed{2, 4, 128, 1}));
+  // The variant alone says why it refuses 528 (66 chunks).
+  std::string alone = replaced(RmsnormSpec, R"("dims": {},)",
+                               R"("dims": {}, "domain": "hidden",)");
+  alone = replaced(alone, R"("block": 128, "rows_per_block": 1,)",
+                   R"("block": 256, "rows_per_block": 1,
+                      "launch_threads": {"chunks": 1, "chunk_elements": 8},)");
+  alone = replaced(alone, R"("dim_multiple": {},)",
+                   R"("dim_multiple": {"hidden": 1024},)");
+  kgen::rt::Kernel kernel;
+  ASSERT_EQ(kernel.create(RmsnormPtx, alone), KGEN_OK) << kgen::rt::lastError();
+  RmsnormArgs a(addr(0x10000), addr(0x20000), addr(0x30000), 528);
+  size_t variant = 99;
+  EXPECT_EQ(kernel.selectVariant(a.args, 5, 4, variant), KGEN_ERROR_MISALIGNED);
+  EXPECT_THAT(kgen::rt::lastError(),
+              HasSubstr("rows of 528 elements need more than 64 threads "
+                        "of 1 chunk"));
 }
 
 TEST(ArgsReread, RowsOfPartChunksAreRefused) {
@@ -726,8 +799,8 @@ TEST(ArgsReread, SpecNeedsAPowerOfTwoBlock) {
                                                R"("block": 992)")),
             KGEN_ERROR_INVALID_SPEC);
   EXPECT_THAT(kgen::rt::lastError(),
-              HasSubstr("'launch_threads' with chunks = 0 needs a block that "
-                        "is a power of two"));
+              HasSubstr("'launch_threads' with chunks = 0 or 1 needs a "
+                        "block that is a power of two"));
   EXPECT_EQ(kernel.create(RmsnormPtx, rereadSpec()), KGEN_OK)
       << kgen::rt::lastError();
 }
