@@ -28,7 +28,7 @@ struct BoundArgs {
   size_t variant = 0;
   uint32_t gridX = 0;
   uint32_t blockX = 0; // the threads it takes here (placeRows)
-  uint32_t blockY = 1; // rows of blockX threads (launched re-read rows)
+  uint32_t blockY = 1; // rows of blockX threads (launched x by y blocks)
 };
 
 /// Runs all launch checks. On failure returns the status and sets `err` to a

@@ -474,7 +474,8 @@ private:
         return r.fail(at, "'launch_threads' needs rows_per_block = 1, "
                           "tiles = 1 and a block of whole warps");
       // Re-read rows step by the launched threads with shifts; they and
-      // rows of one chunk a thread take x by y threads, powers of two.
+      // rows of one chunk a thread take x threads a row, a power of two
+      // that divides the block, by y rows.
       if (var.heldChunks <= 1 && (block & (block - 1)))
         return r.fail(at, "'launch_threads' with chunks = 0 or 1 needs a "
                           "block that is a power of two");
@@ -577,11 +578,19 @@ bool parseSpec(std::string_view text, Spec &out, std::string &err) {
 
 static int64_t ceilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
+/// The power of two at or above n >= 0; INT64_MAX past the largest (a
+/// hand-written spec may give rows of more than 2^62 chunks).
+static int64_t pow2AtLeast(int64_t n) {
+  if (n > (int64_t(1) << 62))
+    return INT64_MAX;
+  return static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(n)));
+}
+
 int64_t launchThreads(const Variant &v, int64_t length) {
   if (v.heldChunks < 1) // re-read: launchedRowsBlock picks the block
     return v.block;
   if (v.heldChunks == 1)
-    return std::bit_ceil(uint64_t(ceilDiv(length, v.chunkElements)));
+    return pow2AtLeast(ceilDiv(length, v.chunkElements));
   return 32 * ceilDiv(ceilDiv(length, v.chunkElements), 32 * v.heldChunks);
 }
 
@@ -613,13 +622,13 @@ std::pair<int64_t, int64_t> launchedRowsBlock(const Variant &v, int64_t length,
   // chunks each), 71-86% on 1024.
   int64_t threads =
       v.heldChunks == 1 || nvec <= 32
-          ? std::bit_ceil(uint64_t(nvec))
-          : std::clamp<int64_t>(std::bit_ceil(uint64_t(ceilDiv(nvec, 8))), 32,
-                                v.block);
-  // As the specialized kernels take them (see kgen-schedule): rows of part
-  // of a warp 256 threads a block; rows of whole warps 64, or more rows
-  // while a block holds fewer than 256 chunks (blocks that move less run
-  // into the rate at which the GPU starts them).
+          ? pow2AtLeast(nvec)
+          : std::clamp<int64_t>(pow2AtLeast(ceilDiv(nvec, 8)), 32, v.block);
+  // Much as the specialized kernels take them (see kgen-schedule), but up
+  // to the variant's block: rows of part of a warp 256 threads a block;
+  // rows of whole warps 64, or more rows while a block holds fewer than 256
+  // chunks (blocks that move less run into the rate at which the GPU starts
+  // them).
   int64_t perBlock = threads < 32
                          ? 256 / threads
                          : std::max(ceilDiv(64, threads), ceilDiv(256, nvec));

@@ -99,8 +99,8 @@ typedef struct {
   int block; /* threads per block; the most, where the spec's launch_threads
                 or launch_rows_per_block lets the launch choose fewer */
   int rows_per_block; /* the spec's rows a block; a launch_threads variant
-                         with chunks 0 launches x threads a row by y rows,
-                         both chosen at launch, x * y <= block */
+                         with chunks 0 or 1 launches x threads a row by y
+                         rows, both chosen at launch, x * y <= block */
   int shared_bytes;
 } kgen_variant_info;
 

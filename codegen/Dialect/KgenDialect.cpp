@@ -74,8 +74,8 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           "held (chunks >= 1) or re-read (reread = true, "
                           "chunks = 0)";
   // Rows over x threads by y rows chosen at launch (re-read, or one chunk a
-  // thread) take x and y as powers of two; re-read ones step by shifts
-  // (cttz of blockDim.x).
+  // thread) take x a power of two that divides the block (a power of two
+  // too); re-read ones step by shifts (cttz of blockDim.x).
   if (launchThreads && (reread || chunks == 1) &&
       !(llvm::isPowerOf2_64(threadsPerRow) && llvm::isPowerOf2_64(vector)))
     return emitError() << "rows over threads and rows chosen at launch "

@@ -144,8 +144,9 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
           exact->setAttr(kVariantAttr, b.getStringAttr("vec"));
           exact->setAttr(kExactDomainAttr, b.getI64IntegerAttr(n));
         }
-        // Rows of at most a warp of chunks, a chunk a thread, several rows a
-        // block (the re-read `_vec` read them twice).
+        // Short rows (kgen::rt::kMaxOneChunkThreads chunks at most), a chunk
+        // a thread, several rows a block (the re-read `_vec` read them
+        // twice, `_vec_hold2` took one row of a warp a block).
         if (holdOne)
           held.insert(held.begin(), 1);
         for (int64_t c : held) {

@@ -54,8 +54,9 @@ constexpr int64_t kLaunchBlock = 64;
 // ...and the fewest chunks (16 bytes each) its rows hold: blocks moving less
 // run into the rate at which the GPU starts blocks. On an H200 (bf16, 65536
 // rows, rows of a warp, 2 / 4 / 8 rows a block), rmsnorm ran rows of 256 at
-// 39 / 75 / 88% of memcpy and rows of 512 at 77 / 94 / 93% (layernorm,
-// softmax and fused_add_rmsnorm alike); 1024 and 1152 did best on 2.
+// 39 / 75 / 88% of memcpy and rows of 512 at 77 / 94 / 93% (layernorm and
+// softmax alike; fused_add_rmsnorm 78 / 94 / 94 on both); 1024 and 1152 did
+// best on 2. At 4096 rows of 256 fused_add_rmsnorm lost (69 / 61 / 58%).
 constexpr int64_t kLaunchBlockChunks = 256;
 // Threads per row for dynamic rows, whose length is unknown, where the
 // launch does not choose them: rows without reductions, rows not known to

@@ -566,6 +566,16 @@ kgen.kernel @launch_threads_reread_not_pow2(%x: !kgen.rows<f32> {kgen.name = "x"
 
 // -----
 
+// expected-error@+2 {{rows over threads and rows chosen at launch (re-read, or one chunk a thread) need threads_per_row and vector powers of two, got 224 and 8}}
+kgen.kernel @launch_threads_one_chunk_not_pow2(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 8, threadsPerRow = 224, rowsPerBlock = 1, chunks = 1, reread = false, launchThreads = true>} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
 // expected-error@+2 {{rows over threads and rows chosen at launch (re-read, or one chunk a thread) need threads_per_row and vector powers of two, got 1024 and 3}}
 kgen.kernel @launch_threads_reread_vector(%x: !kgen.rows<f32> {kgen.name = "x"})
     attributes {dims = {}, schedule = #kgen.schedule<vector = 3, threadsPerRow = 1024, rowsPerBlock = 1, chunks = 0, reread = true, launchThreads = true>} {

@@ -803,4 +803,14 @@ TEST(ArgsReread, SpecNeedsAPowerOfTwoBlock) {
                         "block that is a power of two"));
   EXPECT_EQ(kernel.create(RmsnormPtx, rereadSpec()), KGEN_OK)
       << kgen::rt::lastError();
+  // One chunk a thread too (its block is the first "block": 256).
+  EXPECT_EQ(
+      kernel.create(RmsnormPtx, replaced(oneChunkSpec(), R"("block": 256)",
+                                         R"("block": 224)")),
+      KGEN_ERROR_INVALID_SPEC);
+  EXPECT_THAT(kgen::rt::lastError(),
+              HasSubstr("'launch_threads' with chunks = 0 or 1 needs a "
+                        "block that is a power of two"));
+  EXPECT_EQ(kernel.create(RmsnormPtx, oneChunkSpec()), KGEN_OK)
+      << kgen::rt::lastError();
 }
