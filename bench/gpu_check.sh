@@ -92,7 +92,7 @@ KGEN_KERNEL_DIR="$dir/kernels" \
   --gtest_filter='KgenGpu.*' > "$out/gpu-tests-long.txt" 2>&1
 lrc=$?
 grep -E '^\[  PASSED  \]|^\[  FAILED  \] [0-9]' "$out/gpu-tests-long.txt" |
-  sed 's/^/block widths (8 to 65536 elements): /'
+  sed 's/^/block widths (16 to 65536 elements): /'
 if [ "$lrc" -ne 0 ]; then
   echo "block-width tests FAILED (exit $lrc):"
   grep -E '^\[  FAILED  \] KgenGpu|\(seed [0-9]+\)' "$out/gpu-tests-long.txt" |
