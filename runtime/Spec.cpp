@@ -5,7 +5,6 @@
 #include "runtime/Json.h"
 
 #include <algorithm>
-#include <bit>
 #include <charconv>
 #include <climits>
 
@@ -579,11 +578,15 @@ bool parseSpec(std::string_view text, Spec &out, std::string &err) {
 static int64_t ceilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
 /// The power of two at or above n >= 0; INT64_MAX past the largest (a
-/// hand-written spec may give rows of more than 2^62 chunks).
+/// hand-written spec may give rows of more than 2^62 chunks). A loop, not
+/// std::bit_ceil: the runtime is C++17, for the engines that embed it.
 static int64_t pow2AtLeast(int64_t n) {
   if (n > (int64_t(1) << 62))
     return INT64_MAX;
-  return static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(n)));
+  int64_t p = 1;
+  while (p < n)
+    p *= 2;
+  return p;
 }
 
 int64_t launchThreads(const Variant &v, int64_t length) {
