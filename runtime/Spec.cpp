@@ -3,6 +3,7 @@
 #include "runtime/Spec.h"
 
 #include "runtime/Json.h"
+#include "runtime/LaunchPolicy.h"
 
 #include <algorithm>
 #include <charconv>
@@ -627,14 +628,12 @@ std::pair<int64_t, int64_t> launchedRowsBlock(const Variant &v, int64_t length,
       v.heldChunks == 1 || nvec <= 32
           ? pow2AtLeast(nvec)
           : std::clamp<int64_t>(pow2AtLeast(ceilDiv(nvec, 8)), 32, v.block);
-  // Much as the specialized kernels take them (see kgen-schedule), but up
-  // to the variant's block: rows of part of a warp 256 threads a block;
-  // rows of whole warps 64, or more rows while a block holds fewer than 256
-  // chunks (blocks that move less run into the rate at which the GPU starts
-  // them).
+  // As the specialized kernels take them (kgen::launch), but up to the
+  // variant's block.
   int64_t perBlock = threads < 32
-                         ? 256 / threads
-                         : std::max(ceilDiv(64, threads), ceilDiv(256, nvec));
+                         ? launch::kRowsBlock / threads
+                         : std::max(ceilDiv(launch::kMinBlockThreads, threads),
+                                    ceilDiv(launch::kMinBlockChunks, nvec));
   perBlock = std::clamp<int64_t>(v.block / threads, 1, perBlock);
   return {threads, spreadRows(perBlock, rows, 1, multiprocessors)};
 }

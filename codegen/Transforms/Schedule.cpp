@@ -1,6 +1,8 @@
 //===- Schedule.cpp - Map rows onto threads -------------------------------===//
 #include "codegen/Transforms/Passes.h"
 
+#include "runtime/LaunchPolicy.h"
+
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -26,7 +28,7 @@ constexpr int64_t kTargetChunks = 4;
 constexpr int64_t kTargetChunksElementwise = 1;
 // Threads per block the row groups of kernels with reductions are packed
 // into.
-constexpr int64_t kTargetBlock = 256;
+constexpr int64_t kTargetBlock = ::kgen::launch::kRowsBlock;
 // Kernels without reductions take blocks of 128: a block's threads leave
 // the SM together, so smaller blocks free their slots sooner for the next
 // rows. On an H200 (bf16; rope on q of 32 heads and k of 8, f32 cache) rope
@@ -44,20 +46,9 @@ constexpr int64_t kElementwiseBlock = 128;
 // threads x 4 chunks to 87-92% on 128 x 8, adaln 3072 (x 8 x 4096) from 85%
 // to 92% on 1 row a block.
 constexpr int64_t kManyRowsThreads = 128;
-// The fewest threads a block of rows that reduce over whole warps takes at
-// launch, when its rows fill the GPU. On an H200 (bf16, 8 to 65536 rows):
-// one row of 64 or 128 threads a block ran up to 1.3x faster than 4 or 2
-// (hidden 2048 and 4096), 2 rows of 32 threads (adaln 1152, 8192 and 32768
-// rows) 1.08-1.11x faster than 8. Rows of fewer threads lost in blocks of 64
-// (hidden 512 on 16 threads: 0.84x at 65536 rows).
-constexpr int64_t kLaunchBlock = 64;
-// ...and the fewest chunks (16 bytes each) its rows hold: blocks moving less
-// run into the rate at which the GPU starts blocks. On an H200 (bf16, 65536
-// rows, rows of a warp, 2 / 4 / 8 rows a block), rmsnorm ran rows of 256 at
-// 39 / 75 / 88% of memcpy and rows of 512 at 77 / 94 / 93% (layernorm and
-// softmax alike; fused_add_rmsnorm 78 / 94 / 94 on both); 1024 and 1152 did
-// best on 2. At 4096 rows of 256 fused_add_rmsnorm lost (69 / 61 / 58%).
-constexpr int64_t kLaunchBlockChunks = 256;
+// The launch's rows a block (kgen::launch, shared with the runtime).
+constexpr int64_t kLaunchBlock = ::kgen::launch::kMinBlockThreads;
+constexpr int64_t kLaunchBlockChunks = ::kgen::launch::kMinBlockChunks;
 // Threads per row for dynamic rows, whose length is unknown, where the
 // launch does not choose them: rows without reductions, rows not known to
 // be whole chunks (the `_any` fallback), and forced --threads-per-row or
