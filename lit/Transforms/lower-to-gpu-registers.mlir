@@ -4,7 +4,9 @@
 // The register cap (.maxnreg): a vectorized row of 8 chunks (64 f32 values,
 // half of 128) in a 256-thread block gets 128 registers, so that two blocks
 // fit on an SM; an element-wise row (the `_any` variant) or one of more than
-// 8 chunks gets all the registers the block leaves (255).
+// 8 chunks gets all the registers the block leaves (255). A row of at most 4
+// chunks launched in blocks of 256 threads or more gets the registers of as
+// many whole blocks as 1024 threads hold, or what its words need.
 
 // CHECK-LABEL: gpu.func @held_vec(
 // CHECK-SAME: nvvm.maxnreg = 128 : i32
@@ -113,5 +115,106 @@ kgen.kernel @busy_f16(%x: !kgen.rows<f16> {kgen.align = 16 : i64, kgen.name = "x
   %o = arith.subf %f, %b : tensor<16384xf32>
   %t = arith.truncf %o : tensor<16384xf32> to tensor<16384xf8E4M3FN>
   kgen.store %t, %y[%c0] {vector_width = 8 : i64} : tensor<16384xf8E4M3FN>, !kgen.rows<f8E4M3FN>
+  kgen.return
+}
+
+// -----
+
+// A bf16 row of 4 chunks over 256 threads: 64 registers keep 4 blocks an SM.
+// CHECK-LABEL: gpu.func @wide_four_chunks(
+// CHECK-SAME: nvvm.maxnreg = 64 : i32
+kgen.kernel @wide_four_chunks(
+    %x0: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x0"},
+    %y: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "y"})
+    attributes {dims = {n = 8192 : i64}, schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 4, reread = false>} {
+  %n = arith.constant 8192 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v0 = kgen.load %x0[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<8192xbf16>
+  %f0 = arith.extf %v0 : tensor<8192xbf16> to tensor<8192xf32>
+  %s = kgen.reduce sum %f0 : tensor<8192xf32> -> f32
+  %b = kgen.broadcast %s : f32 -> tensor<8192xf32>
+  %o0 = arith.subf %f0, %b : tensor<8192xf32>
+  %t = arith.truncf %o0 : tensor<8192xf32> to tensor<8192xbf16>
+  kgen.store %t, %y[%c0] {vector_width = 8 : i64} : tensor<8192xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
+// -----
+
+// Over 352 threads 1024 hold 2 blocks: 88 registers.
+// CHECK-LABEL: gpu.func @wide_uneven(
+// CHECK-SAME: nvvm.maxnreg = 88 : i32
+kgen.kernel @wide_uneven(
+    %x0: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x0"},
+    %y: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "y"})
+    attributes {dims = {n = 11264 : i64}, schedule = #kgen.schedule<vector = 8, threadsPerRow = 352, rowsPerBlock = 1, chunks = 4, reread = false>} {
+  %n = arith.constant 11264 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v0 = kgen.load %x0[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<11264xbf16>
+  %f0 = arith.extf %v0 : tensor<11264xbf16> to tensor<11264xf32>
+  %s = kgen.reduce sum %f0 : tensor<11264xf32> -> f32
+  %b = kgen.broadcast %s : f32 -> tensor<11264xf32>
+  %o0 = arith.subf %f0, %b : tensor<11264xf32>
+  %t = arith.truncf %o0 : tensor<11264xf32> to tensor<11264xbf16>
+  kgen.store %t, %y[%c0] {vector_width = 8 : i64} : tensor<11264xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
+// -----
+
+// Three bf16 row loads of 4 chunks are 48 words: 72 registers, over 64.
+// CHECK-LABEL: gpu.func @wide_many_words(
+// CHECK-SAME: nvvm.maxnreg = 72 : i32
+kgen.kernel @wide_many_words(
+    %x0: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x0"},
+    %x1: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x1"},
+    %x2: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x2"},
+    %y: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "y"})
+    attributes {dims = {n = 8192 : i64}, schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 4, reread = false>} {
+  %n = arith.constant 8192 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v0 = kgen.load %x0[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<8192xbf16>
+  %f0 = arith.extf %v0 : tensor<8192xbf16> to tensor<8192xf32>
+  %v1 = kgen.load %x1[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<8192xbf16>
+  %f1 = arith.extf %v1 : tensor<8192xbf16> to tensor<8192xf32>
+  %v2 = kgen.load %x2[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<8192xbf16>
+  %f2 = arith.extf %v2 : tensor<8192xbf16> to tensor<8192xf32>
+  %a1 = arith.addf %f0, %f1 : tensor<8192xf32>
+  %a2 = arith.addf %a1, %f2 : tensor<8192xf32>
+  %s = kgen.reduce sum %a2 : tensor<8192xf32> -> f32
+  %b = kgen.broadcast %s : f32 -> tensor<8192xf32>
+  %o0 = arith.subf %f0, %b : tensor<8192xf32>
+  %o1 = arith.subf %f1, %b : tensor<8192xf32>
+  %o2 = arith.subf %f2, %b : tensor<8192xf32>
+  %m1 = arith.mulf %o0, %o1 : tensor<8192xf32>
+  %m2 = arith.mulf %m1, %o2 : tensor<8192xf32>
+  %t = arith.truncf %m2 : tensor<8192xf32> to tensor<8192xbf16>
+  kgen.store %t, %y[%c0] {vector_width = 8 : i64} : tensor<8192xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
+// -----
+
+// Rows of 64 threads launched one a block keep half the registers (128),
+// though the block may take 4 rows.
+// CHECK-LABEL: gpu.func @narrow_launched(
+// CHECK-SAME: nvvm.maxnreg = 128 : i32
+kgen.kernel @narrow_launched(
+    %x0: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x0"},
+    %y: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "y"})
+    attributes {dims = {n = 2048 : i64}, schedule = #kgen.schedule<vector = 8, threadsPerRow = 64, rowsPerBlock = 4, chunks = 4, reread = false, launchRowsPerBlock = 1>} {
+  %n = arith.constant 2048 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v0 = kgen.load %x0[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<2048xbf16>
+  %f0 = arith.extf %v0 : tensor<2048xbf16> to tensor<2048xf32>
+  %s = kgen.reduce sum %f0 : tensor<2048xf32> -> f32
+  %b = kgen.broadcast %s : f32 -> tensor<2048xf32>
+  %o0 = arith.subf %f0, %b : tensor<2048xf32>
+  %t = arith.truncf %o0 : tensor<2048xf32> to tensor<2048xbf16>
+  kgen.store %t, %y[%c0] {vector_width = 8 : i64} : tensor<2048xbf16>, !kgen.rows<bf16>
   kgen.return
 }
