@@ -682,9 +682,11 @@ constexpr int64_t kRereadResidentThreads = 768;
 // blocks, and 65 to 85 registers leave 3 of 256 threads where 64 leave 4.
 // On an H200 (bf16 8192 over 256 threads x 4 chunks, 512 and 4096 rows,
 // 68-80 -> 64 registers) fused_add_rmsnorm, layernorm and both
-// rmsnorm_quant ran 1-18% faster; with blocks of 64 and 128 threads
-// (hidden 2048 and 4096) layernorm lost up to 4% (ptxas recomputes more).
-// Where the row needs more, it gets what its loaded words need besides
+// rmsnorm_quant ran 1-18% faster. Smaller blocks: 7168 over 224 threads
+// gained as much but spilled on sm_80 (layernorm bf16), 5120 over 160 lost
+// up to 13% on 512 rows, and with blocks of 64 and 128 threads (2048,
+// 4096) layernorm lost up to 4% (ptxas recomputes more). Where the row
+// needs more, it gets what its loaded words need besides
 // kRegistersBesideRow (ptxas keeps the converted values when it can).
 constexpr int64_t kWideBlock = 256;
 constexpr int64_t kFewChunks = 4;
@@ -748,8 +750,8 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
     int64_t launched = s.getThreadsPerRow() * (s.getLaunchRowsPerBlock()
                                                    ? s.getLaunchRowsPerBlock()
                                                    : s.getRowsPerBlock());
-    if (vectorized && !s.getLaunchThreads() && launched >= kWideBlock &&
-        s.getChunks() <= kFewChunks) {
+    if (vectorized && !held.empty() && !s.getLaunchThreads() &&
+        launched >= kWideBlock && s.getChunks() <= kFewChunks) {
       // The row's words as loaded, and the rest of the kernel's registers.
       int64_t words = 0;
       for (LoadOp l : held)
