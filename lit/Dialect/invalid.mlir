@@ -1,4 +1,4 @@
-// RUN: kgen-opt %s -split-input-file -verify-diagnostics
+// RUN: kgen-opt %s -split-input-file -verify-diagnostics -allow-unregistered-dialect
 // One case per verifier message of codegen/Dialect/KgenOps.cpp and of
 // ScheduleAttr::verify in codegen/Dialect/KgenDialect.cpp.
 
@@ -530,6 +530,20 @@ kgen.kernel @gather_nested_table(%t: !kgen.rows<f32> {kgen.name = "t"},
   %tg = kgen.group %t by %n : !kgen.rows<f32>
   // expected-error@+1 {{'kgen.gather' op table must be a kernel argument (row maps do not nest)}}
   %g = kgen.gather %tg[%p] rows %n : !kgen.rows<f32>, !kgen.scalars<i32>
+  kgen.return
+}
+
+// -----
+
+// No kgen op makes positions; an op of no dialect stands in for one.
+kgen.kernel @gather_index_computed(%t: !kgen.rows<f32> {kgen.name = "t"},
+                                   %n: index {kgen.name = "n"})
+    attributes {dims = {}} {
+  %c4 = arith.constant 4 : index
+  kgen.domain %c4
+  %p = "test.positions"() : () -> !kgen.scalars<i32>
+  // expected-error@+1 {{'kgen.gather' op index must be a kernel argument or its kgen.group}}
+  %g = kgen.gather %t[%p] rows %n : !kgen.rows<f32>, !kgen.scalars<i32>
   kgen.return
 }
 
