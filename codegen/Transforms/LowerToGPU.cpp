@@ -723,9 +723,11 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
   /// registers, so 8 warps an SM, 62% of memcpy): at most the registers that
   /// keep kMinResidentThreads per SM, when the row a thread holds is
   /// vectorized, at most 8 chunks per load and at most half of them; else
-  /// all. Element-wise rows (the `_any` variant) need an address per element
-  /// and spill under the cap, and so did a 16-chunk f32 row on sm_75; the
-  /// Ptxas tests check every bundled kernel for spills.
+  /// all. Rows re-read, busy rows and rows of few chunks in wide blocks
+  /// take the residencies named above. Element-wise rows (the `_any`
+  /// variant) need an address per element and spill under the cap, and so
+  /// did a 16-chunk f32 row on sm_75; the Ptxas tests check every bundled
+  /// kernel for spills.
   int32_t registerCap(KernelOp k, ScheduleAttr s, bool busyRow) {
     int64_t block = s.getThreadsPerRow() * s.getRowsPerBlock();
     int64_t all = std::min<int64_t>(255, kRegistersPerSM / block);
