@@ -85,10 +85,12 @@ fi
 # threads a row, 20480 over 512 (fused_add_rmsnorm bf16 holds no 8
 # chunks); rows held in one chunk a thread over 2 to 64 threads (bf16 16,
 # 128, 240, 496 and 512: x 2, 16, 32, 64 with 2 idle, 64), up to 128 rows
-# a block. Few rows keep it short.
+# a block; rows held a warp a row (`_vec_warp`, from 4096 rows: bf16 528,
+# 768, 1008 and 1024, f32 272, 496 and 512), 2 to 4 rows a block. Few rows
+# keep it short.
 KGEN_KERNEL_DIR="$dir/kernels" \
-  KGEN_GPU_TEST_LENGTHS=16,128,240,496,512,20480,40000,65536 \
-  KGEN_GPU_TEST_ROWS=1,7,300 timeout -k 10 150 "$tests" \
+  KGEN_GPU_TEST_LENGTHS=16,128,240,272,496,512,528,768,1008,1024,20480,40000,65536 \
+  KGEN_GPU_TEST_ROWS=1,7,300,4100 timeout -k 10 240 "$tests" \
   --gtest_filter='KgenGpu.*' > "$out/gpu-tests-long.txt" 2>&1
 lrc=$?
 grep -E '^\[  PASSED  \]|^\[  FAILED  \] [0-9]' "$out/gpu-tests-long.txt" |

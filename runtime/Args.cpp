@@ -242,6 +242,15 @@ private:
         return std::to_string(b.rows) + " rows, more than " +
                std::to_string(v.maxRows);
       });
+    if (v.maxDomain) {
+      int64_t len = domainLength(b);
+      if (len < v.minDomain || len > v.maxDomain)
+        return reject([&] {
+          return "rows of " + std::to_string(len) + " elements, not " +
+                 std::to_string(v.minDomain) + " to " +
+                 std::to_string(v.maxDomain);
+        });
+    }
     if (v.launchThreads) {
       int64_t len = domainLength(b);
       if (len % v.chunkElements)
@@ -338,7 +347,8 @@ kgen_status bindArgs(const Spec &spec, const kgen_arg *args, size_t nargs,
 int64_t placeRows(const Spec &spec, BoundArgs &bound, int multiprocessors) {
   const Variant &v = spec.variants[bound.variant];
   int64_t rows = bound.rows;
-  int64_t perBlock = launchRowsPerBlock(v, rows, multiprocessors);
+  int64_t perBlock =
+      launchRowsPerBlock(v, domainLength(spec, bound), rows, multiprocessors);
   int64_t threads = v.block / v.rowsPerBlock * perBlock;
   bound.blockY = 1;
   if (v.heldChunks > 1) {

@@ -36,6 +36,29 @@ inline constexpr int64_t kMinBlockThreads = 64;
 /// (69 / 61 / 58%).
 inline constexpr int64_t kMinBlockChunks = 256;
 
+/// Rows a block of rows that reduce over whole warps (`threadsPerRow`
+/// threads each, rows of `chunks` chunks) launches with, by the two rules
+/// above. A schedule that takes as many or more launches them all.
+constexpr int64_t launchedRowsFor(int64_t threadsPerRow, int64_t chunks) {
+  int64_t byThreads = (kMinBlockThreads + threadsPerRow - 1) / threadsPerRow;
+  int64_t byChunks = (kMinBlockChunks + chunks - 1) / chunks;
+  return byThreads > byChunks ? byThreads : byChunks;
+}
+
+/// The most threads (and chunks) a row held in one chunk a thread takes
+/// (a dynamic kernel's `_vec_hold1`). On an H200 (bf16, 4096 and 65536
+/// rows) one chunk a thread beat one row a block of several chunks a thread
+/// on rows of 128 to 512 (65536 x 512: rmsnorm 79.7 -> 36.3 us, layernorm
+/// 79.8 -> 47.4), but on 1024 over 128 threads layernorm and softmax lost
+/// 3-26% (their two barriers).
+inline constexpr int64_t kMaxOneChunkThreads = 64;
+
+/// Chunks a lane holds in a dynamic kernel's `_vec_warp`: rows of more than
+/// kMaxOneChunkThreads and at most 32 * kWarpRowChunks chunks are held by
+/// one warp each, several rows a block (launchedRowsFor), as the
+/// specialized kernels of those lengths run.
+inline constexpr int64_t kWarpRowChunks = 4;
+
 } // namespace kgen::launch
 
 #endif // KGEN_RUNTIME_LAUNCHPOLICY_H

@@ -449,6 +449,18 @@ private:
       if (!spec.hasDomain)
         return r.fail(at, "'exact_domain' needs the spec's 'domain'");
     }
+    if (r.member(v, at, "domain_range", /*required=*/false)) {
+      const Value *range;
+      std::string rAt = at + ".domain_range";
+      if (!r.getObject(v, at, "domain_range", range) ||
+          !r.getInt(*range, rAt, "min", 1, INT64_MAX, var.minDomain) ||
+          !r.getInt(*range, rAt, "max", var.minDomain, INT64_MAX,
+                    var.maxDomain) ||
+          !r.getInt(*range, rAt, "chunk_elements", 1, 64, var.chunkElements))
+        return false;
+      if (!spec.hasDomain)
+        return r.fail(at, "'domain_range' needs the spec's 'domain'");
+    }
     int64_t cluster = 0;
     if (!r.getInt(v, at, "min_rows", 1, INT64_MAX, var.minRows,
                   /*required=*/false) ||
@@ -470,6 +482,9 @@ private:
         return false;
       if (!spec.hasDomain)
         return r.fail(at, "'launch_threads' needs the spec's 'domain'");
+      if (var.maxDomain)
+        return r.fail(at, "'launch_threads' and 'domain_range' exclude each "
+                          "other");
       if (rowsPerBlock != 1 || tiles != 1 || block % 32)
         return r.fail(at, "'launch_threads' needs rows_per_block = 1, "
                           "tiles = 1 and a block of whole warps");
@@ -638,11 +653,17 @@ std::pair<int64_t, int64_t> launchedRowsBlock(const Variant &v, int64_t length,
   return {threads, spreadRows(perBlock, rows, 1, multiprocessors)};
 }
 
-int64_t launchRowsPerBlock(const Variant &v, int64_t rows,
+int64_t launchRowsPerBlock(const Variant &v, int64_t length, int64_t rows,
                            int multiprocessors) {
   if (!v.launchRowsPerBlock)
     return v.rowsPerBlock;
-  return spreadRows(v.launchRowsPerBlock, rows, v.tiles, multiprocessors);
+  int64_t perBlock = v.launchRowsPerBlock;
+  if (v.maxDomain) // as the specialized kernel of this length
+    perBlock = std::clamp<int64_t>(
+        launch::launchedRowsFor(v.block / v.rowsPerBlock,
+                                ceilDiv(length, v.chunkElements)),
+        1, perBlock);
+  return spreadRows(perBlock, rows, v.tiles, multiprocessors);
 }
 
 } // namespace kgen::rt

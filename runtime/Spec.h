@@ -10,6 +10,7 @@
 #ifndef KGEN_RUNTIME_SPEC_H
 #define KGEN_RUNTIME_SPEC_H
 
+#include "runtime/LaunchPolicy.h"
 #include "runtime/kgen_runtime.h"
 
 #include <cstdint>
@@ -74,6 +75,11 @@ struct Variant {
   std::vector<AbiSlot> abi;
   /// > 0: only for rows of exactly this many elements (Spec::domain).
   int64_t exactDomain = 0;
+  /// maxDomain > 0: only for rows of minDomain to maxDomain elements (Spec::
+  /// domain, whole chunks of chunkElements), held a warp a row; a block
+  /// takes launch::launchedRowsFor rows, at most launchRowsPerBlock.
+  int64_t minDomain = 0;
+  int64_t maxDomain = 0;
   /// > 0: only for launches of at least this many rows.
   int64_t minRows = 0;
   /// > 0: only for launches of at most this many rows.
@@ -94,13 +100,7 @@ struct Variant {
   int64_t chunkElements = 0;
 };
 
-/// The most threads (and chunks) a row held in one chunk a thread takes;
-/// longer rows go to the variants holding several chunks a thread (one row
-/// a block). On an H200 (bf16, 4096 and 65536 rows) one chunk a thread beat
-/// them on rows of 128 to 512 (65536 x 512: rmsnorm 79.7 -> 36.3 us,
-/// layernorm 79.8 -> 47.4), but on 1024 over 128 threads layernorm and
-/// softmax lost 3-26% (their two barriers).
-constexpr int64_t kMaxOneChunkThreads = 64;
+using launch::kMaxOneChunkThreads;
 
 /// Threads a launch_threads variant takes for rows of `length` elements:
 /// whole warps of `heldChunks` chunks each, or with one chunk a thread the
@@ -110,9 +110,10 @@ constexpr int64_t kMaxOneChunkThreads = 64;
 int64_t launchThreads(const Variant &v, int64_t length);
 /// Chunk slots those threads leave idle.
 int64_t launchIdleSlots(const Variant &v, int64_t length);
-/// Rows each block of a launch of `rows` rows holds, on a device of
-/// `multiprocessors` (0: unknown).
-int64_t launchRowsPerBlock(const Variant &v, int64_t rows, int multiprocessors);
+/// Rows each block of a launch of `rows` rows of `length` elements holds, on
+/// a device of `multiprocessors` (0: unknown).
+int64_t launchRowsPerBlock(const Variant &v, int64_t length, int64_t rows,
+                           int multiprocessors);
 /// The block (threads a row, rows) a launch_threads variant of at most one
 /// chunk a thread (held or re-read) takes for `rows` rows of `length`
 /// elements, on a device of `multiprocessors` (0: unknown).

@@ -115,6 +115,14 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
                                   {"reread", s.getReread()}}}};
     if (auto n = kop->getAttrOfType<IntegerAttr>(mlir::kgen::kExactDomainAttr))
       variant["exact_domain"] = n.getInt();
+    if (auto most =
+            kop->getAttrOfType<IntegerAttr>(mlir::kgen::kMaxDomainAttr)) {
+      auto fewest = kop->getAttrOfType<IntegerAttr>(mlir::kgen::kMinDomainAttr);
+      variant["domain_range"] =
+          json::Object{{"min", fewest ? fewest.getInt() : int64_t(1)},
+                       {"max", most.getInt()},
+                       {"chunk_elements", s.getVector()}};
+    }
     if (auto n = kop->getAttrOfType<IntegerAttr>(mlir::kgen::kMinRowsAttr))
       variant["min_rows"] = n.getInt();
     if (auto n = kop->getAttrOfType<IntegerAttr>(mlir::kgen::kMaxRowsAttr))

@@ -301,8 +301,7 @@ Chunk RowLowering::makeChunk(Value j, std::optional<int64_t> staticJ,
   }
   // Every thread's chunk j lies inside the row, in every tile.
   int64_t lastTile = (tiles - 1) * sched.getChunks();
-  if (staticJ && staticLength &&
-      (lastTile + *staticJ + 1) * tpr * vec <= *staticLength)
+  if (staticJ && (lastTile + *staticJ + 1) * tpr * vec <= shortestRow)
     return c;
   if (inside) // the caller knows every thread's chunk j is in the row
     return c;
@@ -635,6 +634,10 @@ LogicalResult RowLowering::run() {
     staticLength = n.getInt();
     length = cIndex(n.getInt());
   }
+  if (staticLength)
+    shortestRow = *staticLength;
+  else if (auto n = kernel->getAttrOfType<IntegerAttr>(kMinDomainAttr))
+    shortestRow = n.getInt();
   // Rows of at least one element (the runtime refuses dims of 0), so a
   // whole number of chunks means chunk 0 lies in the row.
   wholeChunks = staticLength ? *staticLength > 0 && *staticLength % vec == 0

@@ -1,5 +1,6 @@
 //===- MakeVariants.cpp - Aligned and fallback clones of each kernel ------===//
 #include "codegen/Transforms/Passes.h"
+#include "runtime/LaunchPolicy.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
@@ -78,6 +79,8 @@ constexpr int64_t kHeldThreadsAsGood = 256;
 // hidden 2048 to 8192) it ran 7 norm ops at 16384 and 65536 rows at 76-100%
 // of memcpy against 67-98% (rmsnorm and softmax at 4096 lost 1-2 points).
 constexpr int64_t kManyRows = 8192;
+// Rows from which `_vec_warp` is launched (see where it is made).
+constexpr int64_t kWarpMinRows = 4096;
 
 // A `_vec_cluster` variant is launched on at most a row's chunks / 64 rows,
 // and only rows of at least 256 chunks get one. On an H200 (bf16, steady
@@ -129,8 +132,32 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
           if (canHold(probe, c))
             held.push_back(c);
         bool holdOne = canHold(probe, 1);
+        bool holdWarp = canHold(probe, ::kgen::launch::kWarpRowChunks);
         probe.erase();
         int64_t vec = chunkVector(k);
+        // Rows longer than `_vec_hold1` takes, up to a warp's
+        // kWarpRowChunks chunks a lane, on many rows: a warp a row, several
+        // rows a block. `_vec_hold2` and `_vec_hold4` take one row a block
+        // of one or two warps: on an H200, 65536 bf16 rows of 528 to 1024
+        // (rmsnorm, layernorm, softmax) took 80-81 us, the rate the GPU
+        // starts blocks, and `_vec_warp` 37-66 us (the specialized kernels
+        // 35-66). On few rows it lost: rmsnorm and layernorm rows of 768 and
+        // 1024 at 1 to 512 rows took 0.1-0.3 us longer (the masked chunks'
+        // weight loads wait on the first ones' stores, see RESULTS), rows
+        // of 768 at 4096 about the same.
+        if (holdWarp) {
+          auto warp = cast<KernelOp>(b.clone(*k));
+          warp.setSymName((name + "_vec_warp").str());
+          assume(warp, 16, 16);
+          warp->setAttr(kVariantAttr, b.getStringAttr("vec"));
+          warp->setAttr(kMinDomainAttr,
+                        b.getI64IntegerAttr(
+                            (::kgen::launch::kMaxOneChunkThreads + 1) * vec));
+          warp->setAttr(
+              kMaxDomainAttr,
+              b.getI64IntegerAttr(32 * ::kgen::launch::kWarpRowChunks * vec));
+          warp->setAttr(kMinRowsAttr, b.getI64IntegerAttr(kWarpMinRows));
+        }
         // Before the others: the runtime takes the first variant that fits.
         for (int64_t n : kExactLengths) {
           // The held variants do as well where they take at most 256
@@ -144,8 +171,8 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
           exact->setAttr(kVariantAttr, b.getStringAttr("vec"));
           exact->setAttr(kExactDomainAttr, b.getI64IntegerAttr(n));
         }
-        // Short rows (kgen::rt::kMaxOneChunkThreads chunks at most), a chunk
-        // a thread, several rows a block (the re-read `_vec` read them
+        // Short rows (kgen::launch::kMaxOneChunkThreads chunks at most), a
+        // chunk a thread, several rows a block (the re-read `_vec` read them
         // twice, `_vec_hold2` took one row of a warp a block).
         if (holdOne)
           held.insert(held.begin(), 1);

@@ -33,6 +33,10 @@ inline constexpr llvm::StringLiteral kExactDomainAttr = "kgen.exact_domain";
 /// A dynamic-length variant that holds its row in this many chunks per
 /// thread, over whole warps the runtime chooses at launch.
 inline constexpr llvm::StringLiteral kHeldChunksAttr = "kgen.held_chunks";
+/// A dynamic-length variant for rows of at least / at most this many
+/// elements (held by a warp each, see kgen-make-variants).
+inline constexpr llvm::StringLiteral kMinDomainAttr = "kgen.min_domain";
+inline constexpr llvm::StringLiteral kMaxDomainAttr = "kgen.max_domain";
 /// A variant the runtime launches only on at least this many rows (the
 /// schedule packs its rows differently).
 inline constexpr llvm::StringLiteral kMinRowsAttr = "kgen.min_rows";

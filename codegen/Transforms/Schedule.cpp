@@ -184,8 +184,8 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     // re-reads its rows was never measured to gain.
     SmallVector<KernelOp> kernels(getOperation().getOps<KernelOp>());
     for (KernelOp k : kernels) {
-      if (!k->hasAttr(kMinRowsAttr))
-        continue;
+      if (!k->hasAttr(kMinRowsAttr) || k->hasAttr(kMaxDomainAttr))
+        continue; // not a `_vec_rows`
       StringRef name = k.getSymName();
       auto base = SymbolTable::lookupNearestSymbolFrom<KernelOp>(
           k, StringAttr::get(k.getContext(), name.drop_back(5)));
@@ -236,6 +236,28 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       auto attr = ScheduleAttr::getChecked(
           [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
           vector, t, int64_t(1), c, false, tiles, false, int64_t(0), true);
+      if (!attr)
+        return failure();
+      k.setScheduleAttr(attr);
+      return success();
+    }
+    if (auto most = k->getAttrOfType<IntegerAttr>(kMaxDomainAttr)) {
+      // Rows of a range of lengths (kgen-make-variants), a warp each holding
+      // up to the longest, several rows a block: the runtime launches as
+      // many as the specialized kernel of the row's length would, at most
+      // those of the shortest row.
+      auto fewest = k->getAttrOfType<IntegerAttr>(kMinDomainAttr);
+      if (!fewest)
+        return k.emitOpError("has ")
+               << kMaxDomainAttr << " but no " << kMinDomainAttr;
+      int64_t rows = ::kgen::launch::launchedRowsFor(
+          32, llvm::divideCeil(fewest.getInt(), vector));
+      auto attr = ScheduleAttr::getChecked(
+          [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
+          vector, int64_t(32), kTargetBlock / 32,
+          (int64_t)llvm::divideCeil(most.getInt(), 32 * vector), false,
+          int64_t(1), false, rows < kTargetBlock / 32 ? rows : int64_t(0),
+          false);
       if (!attr)
         return failure();
       k.setScheduleAttr(attr);
@@ -333,11 +355,9 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     // blocks of kTargetBlock.
     int64_t launchRows = 0;
     if (!rowsPerBlock && reduces && tpr >= 32) {
-      launchRows = llvm::divideCeil(kLaunchBlock, tpr);
-      if (length)
-        launchRows = std::max<int64_t>(
-            launchRows, llvm::divideCeil(kLaunchBlockChunks,
-                                         llvm::divideCeil(*length, vector)));
+      launchRows = length ? ::kgen::launch::launchedRowsFor(
+                                tpr, llvm::divideCeil(*length, vector))
+                          : llvm::divideCeil(kLaunchBlock, tpr);
     }
     if (launchRows >= rpb)
       launchRows = 0; // all of them

@@ -597,3 +597,43 @@ kgen.kernel @clus(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},
   kgen.store %ow, %y[%c0] {vector_width = 4 : i64} : tensor<2048xf32>, !kgen.rows<f32>
   kgen.return
 }
+
+// -----
+
+// A dynamic row held a warp a row in 4 chunks a lane (`_vec_warp`): the
+// runtime launches it only on rows of at least kgen.min_domain elements, so
+// chunks 0 and 1 (lanes x 8 elements up to 512 <= 520) need no mask and
+// chunks 2 and 3 are whole or none.
+// CHECK-LABEL: gpu.func @warp_rows(
+// CHECK-COUNT-2: arith.cmpi ult
+// CHECK-NOT: arith.cmpi ult
+// CHECK: gpu.return
+kgen.kernel @warp_rows(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
+                       %d: index {kgen.divisibility = 16 : i64, kgen.name = "d"})
+    attributes {dims = {}, kgen.max_domain = 1024 : i64, kgen.min_domain = 520 : i64, schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 4, reread = false, launchRowsPerBlock = 4>} {
+  kgen.domain %d
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<?xbf16>
+  %f = arith.extf %v : tensor<?xbf16> to tensor<?xf32>
+  %s = kgen.reduce sum %f : tensor<?xf32> -> f32
+  kgen.store %v, %x[%c0] {vector_width = 8 : i64} : tensor<?xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
+// -----
+
+// Rows of exactly 1024 elements fill every chunk: no mask at all.
+// CHECK-LABEL: gpu.func @warp_rows_full(
+// CHECK-NOT: arith.cmpi ult
+// CHECK: gpu.return
+kgen.kernel @warp_rows_full(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
+                            %d: index {kgen.divisibility = 16 : i64, kgen.name = "d"})
+    attributes {dims = {}, kgen.max_domain = 1024 : i64, kgen.min_domain = 1024 : i64, schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 4, reread = false, launchRowsPerBlock = 2>} {
+  kgen.domain %d
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<?xbf16>
+  %f = arith.extf %v : tensor<?xbf16> to tensor<?xf32>
+  %s = kgen.reduce sum %f : tensor<?xf32> -> f32
+  kgen.store %v, %x[%c0] {vector_width = 8 : i64} : tensor<?xbf16>, !kgen.rows<bf16>
+  kgen.return
+}

@@ -59,6 +59,11 @@ kgen.kernel @k(%x: !kgen.rows<bf16> {kgen.name = "x"},
 // 1, 2, 4 or 8 chunks per thread over threads chosen at launch, after the
 // exact-length ones: those whose held loads fit 64 elements a thread. Here
 // two bf16 row loads feed the reduction (16 elements a chunk): 1, 2 and 4.
+// First of all, when 4 chunks fit, `_vec_warp`: rows of 65 to 128 chunks of
+// 8 elements, a warp each, on at least 4096 rows.
+// CHECK-LABEL: kgen.kernel @sumsq_vec_warp(
+// CHECK-SAME: index {kgen.divisibility = 16 : i64, kgen.name = "d"})
+// CHECK-SAME: attributes {dims = {}, kgen.max_domain = 1024 : i64, kgen.min_domain = 520 : i64, kgen.min_rows = 4096 : i64, kgen.variant = "vec"}
 // CHECK-LABEL: kgen.kernel @sumsq_vec_n16384(
 // CHECK-LABEL: kgen.kernel @sumsq_vec_hold1(
 // CHECK-SAME: kgen.held_chunks = 1 : i64

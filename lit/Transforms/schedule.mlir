@@ -355,6 +355,24 @@ kgen.kernel @held_four(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = 
   kgen.store %v, %x[%c0] : tensor<?xbf16>, !kgen.rows<bf16>
   kgen.return
 }
+// Rows of a range of lengths (kgen-make-variants' kgen.min_domain and
+// kgen.max_domain, `_vec_warp`): a warp a row holding the longest, 8 rows a
+// block, launched on as many as the shortest row's specialized kernel takes
+// (rows of 65 chunks: 4, for 256 chunks a block). Its kgen.min_rows does
+// not make it a `_vec_rows` (which goes when it schedules as its base).
+// CHECK-LABEL: kgen.kernel @warp_rows(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 4, reread = false, launchRowsPerBlock = 4>
+kgen.kernel @warp_rows(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
+                       %d: index {kgen.divisibility = 16 : i64, kgen.name = "d"})
+    attributes {dims = {}, kgen.min_domain = 520 : i64, kgen.max_domain = 1024 : i64, kgen.min_rows = 4096 : i64} {
+  kgen.domain %d
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<?xbf16>
+  %f = arith.extf %v : tensor<?xbf16> to tensor<?xf32>
+  %s = kgen.reduce sum %f : tensor<?xf32> -> f32
+  kgen.store %v, %x[%c0] : tensor<?xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
 // CHECK-LABEL: kgen.kernel @dynamic_reduce_any_length(
 // CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 0, reread = true>
 kgen.kernel @dynamic_reduce_any_length(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},

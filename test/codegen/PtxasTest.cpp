@@ -84,8 +84,9 @@ TEST_P(Ptxas, AssemblesWithoutSpills) {
     // line per entry: _vec and _any, _vec_rows and _vec_cluster for a
     // static length that reduces, and for the dynamic kernel the
     // exact-length _vec_nN (all four, or for one that reduces those its
-    // _vec_holdC variants do not cover) and the _vec_holdC whose held
-    // chunks fit (kgen-make-variants), _vec_hold1 among them.
+    // _vec_holdC variants do not cover), the _vec_holdC whose held chunks
+    // fit (kgen-make-variants), _vec_hold1 among them, and _vec_warp where
+    // 4 chunks do.
     std::regex re(
         R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
     int entries = 0;
@@ -103,6 +104,9 @@ TEST_P(Ptxas, AssemblesWithoutSpills) {
       exact += art.ptx.find(".entry k_vec_n" + std::to_string(n) + "(") !=
                std::string::npos;
     int rows = art.ptx.find(".entry k_vec_rows(") != std::string::npos;
+    int warp = art.ptx.find(".entry k_vec_warp(") != std::string::npos;
+    EXPECT_EQ(warp, art.ptx.find(".entry k_vec_hold4(") != std::string::npos)
+        << log;
     bool reduces =
         std::any_of(k.nodes.begin(), k.nodes.end(),
                     [](const Node &n) { return n.kind == NodeKind::Reduce; });
@@ -149,7 +153,7 @@ TEST_P(Ptxas, AssemblesWithoutSpills) {
     }
     EXPECT_EQ(cluster, art.ptx.find(".reqnctapercluster") != std::string::npos)
         << log;
-    EXPECT_EQ(entries, 2 + exact + held + rows + cluster) << log;
+    EXPECT_EQ(entries, 2 + exact + held + rows + cluster + warp) << log;
   }
 }
 

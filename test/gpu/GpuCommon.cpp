@@ -142,6 +142,7 @@ RtKernel &RtKernel::operator=(RtKernel &&o) noexcept {
     held = std::move(o.held);
     minRows = std::move(o.minRows);
     maxRows = std::move(o.maxRows);
+    domainRange = std::move(o.domainRange);
     schedule = std::move(o.schedule);
     paramNames = std::move(o.paramNames);
     params = std::move(o.params);
@@ -316,17 +317,24 @@ bool loadKernel(const std::string &dir, const ManifestEntry &e, RtKernel &out,
         held = {c ? c->integer : 0, e ? e->integer : 0, b ? b->integer : 0};
       }
     int64_t minRows = 0, maxRows = 0;
+    std::pair<int64_t, int64_t> range{0, 0};
     if (vars && v < vars->array.size()) {
       if (const rt::json::Value *m = vars->array[v].find("min_rows"))
         minRows = m->integer;
       if (const rt::json::Value *m = vars->array[v].find("max_rows"))
         maxRows = m->integer;
+      if (const rt::json::Value *d = vars->array[v].find("domain_range")) {
+        const rt::json::Value *lo = d->find("min");
+        const rt::json::Value *hi = d->find("max");
+        range = {lo ? lo->integer : 0, hi ? hi->integer : 0};
+      }
     }
     out.dimMultiple.push_back(mult);
     out.schedule.push_back(sched);
     out.held.push_back(held);
     out.minRows.push_back(minRows);
     out.maxRows.push_back(maxRows);
+    out.domainRange.push_back(range);
   }
   if (out.variants.empty()) {
     err = e.name + ": the spec has no variants";

@@ -70,6 +70,9 @@ struct RtKernel {
   std::vector<Held> held;
   /// Per variant: the spec's min_rows and max_rows (0 without).
   std::vector<int64_t> minRows, maxRows;
+  /// Per variant: the spec's domain_range, the row lengths it takes (0, 0
+  /// without).
+  std::vector<std::pair<int64_t, int64_t>> domainRange;
   std::vector<std::string> paramNames; ///< spec param order
   std::vector<kgen_param_info> params;
   bool abiPatched = false; ///< the spec's abi lists were empty (see .cpp)

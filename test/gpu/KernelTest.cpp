@@ -701,10 +701,12 @@ void KernelGroupTest::runShape(const RtKernel *kernels[2], int64_t rows,
     for (const auto &[name, m] : k->dimMultiple[0])
       if (name == op->mainDim && m > 0 && L % m)
         dimsOk = false;
-    // Aligned: the exact-length variant ("_vec_nN", N == L) if there is one,
-    // else the "_vec_holdC" variant the spec's rule picks (expectedHeld),
-    // else "_vec_cluster" on at most its max_rows, else "_vec_rows" on at
-    // least its min_rows, else "_vec". Otherwise the fallback, last.
+    // Aligned: "_vec_warp" if L is in its domain_range (on at least its
+    // min_rows rows), the exact-length variant ("_vec_nN", N == L) if there
+    // is one, else the "_vec_holdC" variant the spec's rule picks
+    // (expectedHeld), else "_vec_cluster" on at most its max_rows, else
+    // "_vec_rows" on at least its min_rows, else "_vec". Otherwise the
+    // fallback, last.
     size_t expected = last;
     std::optional<size_t> held = expectedHeld(*k, L, rows);
     if (rowsAligned && dimsOk) {
@@ -714,6 +716,12 @@ void KernelGroupTest::runShape(const RtKernel *kernels[2], int64_t rows,
         if (k->held[v].chunks > 0) {
           if (held) {
             expected = *held;
+            break;
+          }
+        } else if (k->domainRange[v].second > 0) {
+          if (L >= k->domainRange[v].first && L <= k->domainRange[v].second &&
+              rows >= k->minRows[v]) {
+            expected = v;
             break;
           }
         } else if (at != std::string::npos) {

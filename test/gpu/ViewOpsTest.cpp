@@ -374,7 +374,8 @@ bool aligned(const Kernel &k, const Case &c) {
 
 /// The first variant whose conditions hold, as the runtime picks: "_vec",
 /// "_vec_nN" (rows of exactly N elements), "_vec_rows" (at least its
-/// min_rows rows) and "_vec_cluster" (at most its max_rows) need aligned
+/// min_rows rows), "_vec_cluster" (at most its max_rows) and "_vec_warp"
+/// (rows in its domain_range) need aligned
 /// tensors and their dim_multiple; the last
 /// variant (the fallback) takes anything.
 size_t expectedVariant(const RtKernel &k, const Case &c, bool isAligned,
@@ -391,6 +392,9 @@ size_t expectedVariant(const RtKernel &k, const Case &c, bool isAligned,
       fits = c.rows >= k.minRows[v];
     if (fits && k.maxRows[v] > 0) // "_vec_cluster"
       fits = c.rows <= k.maxRows[v];
+    if (fits && k.domainRange[v].second > 0) // "_vec_warp"
+      fits =
+          domain >= k.domainRange[v].first && domain <= k.domainRange[v].second;
     if (fits && k.held[v].chunks > 0) { // the best of the held variants
       if (std::optional<size_t> held = expectedHeld(k, domain, c.rows))
         return *held;

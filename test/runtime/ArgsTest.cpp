@@ -711,17 +711,24 @@ TEST(ArgsReread, HeldRowsStillTakeTheHeldVariants) {
 
 namespace {
 
-/// rereadSpec with a first variant holding one chunk a thread over a block
-/// of up to 256 threads, x threads a row by y rows.
-std::string oneChunkSpec() {
-  return replaced(rereadSpec(), R"("variants": [)",
-                  R"("variants": [{"entry": "rmsnorm_bf16_v8", "block": 256,
-         "rows_per_block": 1,
-         "launch_threads": {"chunks": 1, "chunk_elements": 8},
+/// `spec` with a first aligned variant of `fields` (its block and what it
+/// holds).
+std::string withFirstVariant(const std::string &spec,
+                             const std::string &fields) {
+  return replaced(spec, R"("variants": [)",
+                  R"("variants": [{"entry": "rmsnorm_bf16_v8", )" + fields +
+                      R"(,
          "tensor_align": {"x": 16, "weight": 16, "y": 16},
          "dim_multiple": {"hidden": 8},
          "abi": ["ptr:x", "ptr:weight", "ptr:y", "stride:x", "stride:y",
                  "scalar:eps", "dim:hidden", "rows"]},)");
+}
+
+/// rereadSpec with a first variant holding one chunk a thread over a block
+/// of up to 256 threads, x threads a row by y rows.
+std::string oneChunkSpec() {
+  return withFirstVariant(rereadSpec(), R"("block": 256, "rows_per_block": 1,
+         "launch_threads": {"chunks": 1, "chunk_elements": 8})");
 }
 
 Placed placedOneChunk(int64_t hidden, int64_t rows, int multiprocessors) {
@@ -774,6 +781,97 @@ TEST(ArgsOneChunk, LongerRowsTakeTheOthers) {
   EXPECT_THAT(kgen::rt::lastError(),
               HasSubstr("rows of 528 elements need more than 64 threads "
                         "of 1 chunk"));
+}
+
+namespace {
+
+/// oneChunkSpec with a first variant for rows of 520 to 1024 elements, a
+/// warp a row holding 4 chunks a lane, at most 8 rows a block (4 launched).
+std::string
+warpRowsSpec(const std::string &range =
+                 R"("min": 520, "max": 1024, "chunk_elements": 8)") {
+  return withFirstVariant(oneChunkSpec(),
+                          R"("block": 256, "rows_per_block": 8,
+         "launch_rows_per_block": 4, "domain_range": {)" +
+                              range + "}");
+}
+
+Placed placedWarpRows(int64_t hidden, int64_t rows, int multiprocessors) {
+  return placedBy(warpRowsSpec(), hidden, rows, multiprocessors);
+}
+
+} // namespace
+
+TEST(ArgsWarpRows, RowsInRangeTakeAWarpEachAsTheSpecializedKernels) {
+  // As many rows a block as hold 256 chunks (at least 2): 65 chunks take 4,
+  // 96 take 3, 128 take 2.
+  EXPECT_EQ(placedWarpRows(520, 65536, 132), (Placed{0, 16384, 128, 1}));
+  EXPECT_EQ(placedWarpRows(768, 65536, 132), (Placed{0, 21846, 96, 1}));
+  EXPECT_EQ(placedWarpRows(1024, 65536, 132), (Placed{0, 32768, 64, 1}));
+  // Few rows spread over the multiprocessors, down to one a block.
+  EXPECT_EQ(placedWarpRows(768, 7, 132), (Placed{0, 7, 32, 1}));
+  EXPECT_EQ(placedWarpRows(768, 7, 0), (Placed{0, 3, 96, 1}));
+}
+
+TEST(ArgsWarpRows, RowsOutOfRangeTakeTheOthers) {
+  // 512 = 64 chunks: one chunk a thread, 4 rows of 64 a block.
+  EXPECT_EQ(placedWarpRows(512, 65536, 132), (Placed{1, 16384, 64, 4}));
+  // 1032 = 129 chunks: where oneChunkSpec puts it, one variant on.
+  Placed others = placedOneChunk(1032, 4, 132);
+  ++others.variant;
+  EXPECT_EQ(placedWarpRows(1032, 4, 132), others);
+  // The variant alone says why it refuses 1032.
+  std::string alone = replaced(RmsnormSpec, R"("dims": {},)",
+                               R"("dims": {}, "domain": "hidden",)");
+  alone = replaced(alone, R"("block": 128, "rows_per_block": 1,)",
+                   R"("block": 256, "rows_per_block": 8,
+                      "launch_rows_per_block": 4,
+                      "domain_range": {"min": 520, "max": 1024,
+                                       "chunk_elements": 8},)");
+  // (The fallback refuses it too: its dims' multiple.)
+  alone = replaced(alone, R"("dim_multiple": {},)",
+                   R"("dim_multiple": {"hidden": 2048},)");
+  kgen::rt::Kernel kernel;
+  ASSERT_EQ(kernel.create(RmsnormPtx, alone), KGEN_OK) << kgen::rt::lastError();
+  RmsnormArgs a(addr(0x10000), addr(0x20000), addr(0x30000), 1032);
+  size_t variant = 99;
+  EXPECT_EQ(kernel.selectVariant(a.args, 5, 4, variant), KGEN_ERROR_MISALIGNED);
+  EXPECT_THAT(kgen::rt::lastError(),
+              HasSubstr("rows of 1032 elements, not 520 to 1024"));
+}
+
+TEST(ArgsWarpRows, SpecChecksTheRange) {
+  kgen::rt::Kernel kernel;
+  EXPECT_EQ(kernel.create(RmsnormPtx, warpRowsSpec()), KGEN_OK)
+      << kgen::rt::lastError();
+  // The longest row under the shortest.
+  EXPECT_EQ(kernel.create(
+                RmsnormPtx,
+                warpRowsSpec(R"("min": 520, "max": 512, "chunk_elements": 8)")),
+            KGEN_ERROR_INVALID_SPEC);
+  EXPECT_THAT(kgen::rt::lastError(), HasSubstr("max"));
+  EXPECT_EQ(
+      kernel.create(RmsnormPtx, warpRowsSpec(R"("min": 520, "max": 1024)")),
+      KGEN_ERROR_INVALID_SPEC);
+  EXPECT_THAT(kgen::rt::lastError(), HasSubstr("chunk_elements"));
+  // A spec without a domain has no row length to range over.
+  std::string noDomain =
+      replaced(RmsnormSpec, R"("block": 128, "rows_per_block": 1,)",
+               R"("block": 256, "rows_per_block": 8,
+                      "domain_range": {"min": 520, "max": 1024,
+                                       "chunk_elements": 8},)");
+  EXPECT_EQ(kernel.create(RmsnormPtx, noDomain), KGEN_ERROR_INVALID_SPEC);
+  EXPECT_THAT(kgen::rt::lastError(),
+              HasSubstr("'domain_range' needs the spec's 'domain'"));
+  // Nor does it go with threads chosen at launch.
+  std::string both =
+      withFirstVariant(oneChunkSpec(), R"("block": 256, "rows_per_block": 1,
+         "launch_threads": {"chunks": 4, "chunk_elements": 8},
+         "domain_range": {"min": 520, "max": 1024, "chunk_elements": 8})");
+  EXPECT_EQ(kernel.create(RmsnormPtx, both), KGEN_ERROR_INVALID_SPEC);
+  EXPECT_THAT(kgen::rt::lastError(),
+              HasSubstr("'launch_threads' and 'domain_range' exclude each "
+                        "other"));
 }
 
 TEST(ArgsReread, RowsOfPartChunksAreRefused) {

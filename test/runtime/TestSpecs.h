@@ -5,6 +5,8 @@
 
 #include "runtime/KgenRuntime.hpp"
 
+#include <gtest/gtest.h>
+
 #include <string>
 
 namespace kgen::test {
@@ -54,11 +56,14 @@ struct RmsnormArgs {
              tensorArg(y, KGEN_BF16), f32Arg(1e-6f), dimArg(hidden)} {}
 };
 
-/// Replaces the first occurrence of `from` in `text` by `to`.
+/// Replaces the first occurrence of `from` in `text` by `to`; fails the
+/// test if there is none (the edit a test meant would not be made).
 inline std::string replaced(std::string text, const std::string &from,
                             const std::string &to) {
   size_t at = text.find(from);
-  if (at != std::string::npos)
+  if (at == std::string::npos)
+    ADD_FAILURE() << "replaced: '" << from << "' is not in the text";
+  else
     text.replace(at, from.size(), to);
   return text;
 }
