@@ -251,7 +251,7 @@ private:
                  std::to_string(v.maxDomain);
         });
     }
-    if (v.launchThreads) {
+    if (v.launchThreads || v.maxDomain) {
       int64_t len = domainLength(b);
       if (len % v.chunkElements)
         return reject([&] {

@@ -838,6 +838,17 @@ TEST(ArgsWarpRows, RowsOutOfRangeTakeTheOthers) {
   EXPECT_EQ(kernel.selectVariant(a.args, 5, 4, variant), KGEN_ERROR_MISALIGNED);
   EXPECT_THAT(kgen::rt::lastError(),
               HasSubstr("rows of 1032 elements, not 520 to 1024"));
+  // Nor, without the dims' multiple, rows that end inside a chunk.
+  std::string anyMultiple = replaced(alone, R"("dim_multiple": {"hidden": 8})",
+                                     R"("dim_multiple": {})");
+  ASSERT_EQ(kernel.create(RmsnormPtx, anyMultiple), KGEN_OK)
+      << kgen::rt::lastError();
+  RmsnormArgs b(addr(0x10000), addr(0x20000), addr(0x30000), 1020);
+  b.args[0].row_stride = b.args[2].row_stride = 1024; // 16-byte rows
+  EXPECT_EQ(kernel.selectVariant(b.args, 5, 4, variant), KGEN_ERROR_MISALIGNED);
+  EXPECT_THAT(kgen::rt::lastError(),
+              HasSubstr("rows of 1020 elements are not a whole number of "
+                        "8-element chunks"));
 }
 
 TEST(ArgsWarpRows, SpecChecksTheRange) {
