@@ -141,7 +141,7 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
         // of one or two warps: on an H200, 65536 bf16 rows of 528 to 1024
         // (rmsnorm, layernorm, softmax) took 80-81 us, the rate the GPU
         // starts blocks, and `_vec_warp` 37-66 us (the specialized kernels
-        // 35-66). On few rows it lost: rmsnorm and layernorm rows of 768 and
+        // 35-65). On few rows it lost: rmsnorm and layernorm rows of 768 and
         // 1024 at 1 to 512 rows took 0.1-0.3 us longer (the masked chunks'
         // weight loads wait on the first ones' stores, see RESULTS), rows
         // of 768 at 4096 about the same.

@@ -724,6 +724,31 @@ std::string withFirstVariant(const std::string &spec,
                  "scalar:eps", "dim:hidden", "rows"]},)");
 }
 
+/// RmsnormSpec over a dynamic row with a first variant of `fields` (its
+/// block and what it holds) and a fallback that refuses every length
+/// tested here (its dims' multiple), so that only the first variant's
+/// reasons matter.
+std::string aloneSpec(const std::string &fields) {
+  std::string spec = replaced(RmsnormSpec, R"("dims": {},)",
+                              R"("dims": {}, "domain": "hidden",)");
+  spec = replaced(spec, R"("block": 128, "rows_per_block": 1,)", fields);
+  return replaced(spec, R"("dim_multiple": {},)",
+                  R"("dim_multiple": {"hidden": 2048},)");
+}
+
+/// Why `spec` refuses rows of `hidden` elements (row strides of `stride`
+/// elements, 0: packed), after checking that it does.
+std::string refusal(const std::string &spec, int64_t hidden,
+                    int64_t stride = 0) {
+  kgen::rt::Kernel kernel;
+  EXPECT_EQ(kernel.create(RmsnormPtx, spec), KGEN_OK) << kgen::rt::lastError();
+  RmsnormArgs a(addr(0x10000), addr(0x20000), addr(0x30000), hidden);
+  a.args[0].row_stride = a.args[2].row_stride = stride;
+  size_t variant = 99;
+  EXPECT_EQ(kernel.selectVariant(a.args, 5, 4, variant), KGEN_ERROR_MISALIGNED);
+  return kgen::rt::lastError();
+}
+
 /// rereadSpec with a first variant holding one chunk a thread over a block
 /// of up to 256 threads, x threads a row by y rows.
 std::string oneChunkSpec() {
@@ -766,19 +791,9 @@ TEST(ArgsOneChunk, LongerRowsTakeTheOthers) {
   EXPECT_EQ(placedOneChunk(1024, 4, 132), (Placed{2, 4, 32, 1}));
   EXPECT_EQ(placedOneChunk(4096, 4, 132), (Placed{2, 4, 128, 1}));
   // The variant alone says why it refuses 528 (66 chunks).
-  std::string alone = replaced(RmsnormSpec, R"("dims": {},)",
-                               R"("dims": {}, "domain": "hidden",)");
-  alone = replaced(alone, R"("block": 128, "rows_per_block": 1,)",
-                   R"("block": 256, "rows_per_block": 1,
-                      "launch_threads": {"chunks": 1, "chunk_elements": 8},)");
-  alone = replaced(alone, R"("dim_multiple": {},)",
-                   R"("dim_multiple": {"hidden": 1024},)");
-  kgen::rt::Kernel kernel;
-  ASSERT_EQ(kernel.create(RmsnormPtx, alone), KGEN_OK) << kgen::rt::lastError();
-  RmsnormArgs a(addr(0x10000), addr(0x20000), addr(0x30000), 528);
-  size_t variant = 99;
-  EXPECT_EQ(kernel.selectVariant(a.args, 5, 4, variant), KGEN_ERROR_MISALIGNED);
-  EXPECT_THAT(kgen::rt::lastError(),
+  EXPECT_THAT(refusal(aloneSpec(R"("block": 256, "rows_per_block": 1,
+                      "launch_threads": {"chunks": 1, "chunk_elements": 8},)"),
+                      528),
               HasSubstr("rows of 528 elements need more than 64 threads "
                         "of 1 chunk"));
 }
@@ -821,32 +836,17 @@ TEST(ArgsWarpRows, RowsOutOfRangeTakeTheOthers) {
   ++others.variant;
   EXPECT_EQ(placedWarpRows(1032, 4, 132), others);
   // The variant alone says why it refuses 1032.
-  std::string alone = replaced(RmsnormSpec, R"("dims": {},)",
-                               R"("dims": {}, "domain": "hidden",)");
-  alone = replaced(alone, R"("block": 128, "rows_per_block": 1,)",
-                   R"("block": 256, "rows_per_block": 8,
+  std::string alone = aloneSpec(R"("block": 256, "rows_per_block": 8,
                       "launch_rows_per_block": 4,
                       "domain_range": {"min": 520, "max": 1024,
                                        "chunk_elements": 8},)");
-  // (The fallback refuses it too: its dims' multiple.)
-  alone = replaced(alone, R"("dim_multiple": {},)",
-                   R"("dim_multiple": {"hidden": 2048},)");
-  kgen::rt::Kernel kernel;
-  ASSERT_EQ(kernel.create(RmsnormPtx, alone), KGEN_OK) << kgen::rt::lastError();
-  RmsnormArgs a(addr(0x10000), addr(0x20000), addr(0x30000), 1032);
-  size_t variant = 99;
-  EXPECT_EQ(kernel.selectVariant(a.args, 5, 4, variant), KGEN_ERROR_MISALIGNED);
-  EXPECT_THAT(kgen::rt::lastError(),
+  EXPECT_THAT(refusal(alone, 1032),
               HasSubstr("rows of 1032 elements, not 520 to 1024"));
-  // Nor, without the dims' multiple, rows that end inside a chunk.
-  std::string anyMultiple = replaced(alone, R"("dim_multiple": {"hidden": 8})",
-                                     R"("dim_multiple": {})");
-  ASSERT_EQ(kernel.create(RmsnormPtx, anyMultiple), KGEN_OK)
-      << kgen::rt::lastError();
-  RmsnormArgs b(addr(0x10000), addr(0x20000), addr(0x30000), 1020);
-  b.args[0].row_stride = b.args[2].row_stride = 1024; // 16-byte rows
-  EXPECT_EQ(kernel.selectVariant(b.args, 5, 4, variant), KGEN_ERROR_MISALIGNED);
-  EXPECT_THAT(kgen::rt::lastError(),
+  // Nor, without the dims' multiple, rows that end inside a chunk (on row
+  // strides of 1024 elements, which the alignment accepts).
+  EXPECT_THAT(refusal(replaced(alone, R"("dim_multiple": {"hidden": 8})",
+                               R"("dim_multiple": {})"),
+                      1020, 1024),
               HasSubstr("rows of 1020 elements are not a whole number of "
                         "8-element chunks"));
 }
