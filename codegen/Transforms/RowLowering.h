@@ -60,6 +60,7 @@ private:
                   bool inside = false);
   void emitReadyScalars();
   int reduceLevel(Value v);
+  llvm::SetVector<LoadOp> lateLoads(std::optional<int> level);
   // Reductions.cpp: a row's reductions over its threads.
   /// A thread's partial of a reduction (one value; a sqdev's count, sum and
   /// squared deviations; an expsum's max and sum of exponentials) and the
