@@ -527,6 +527,27 @@ Tolerance defaultTolerance(DType outDtype) {
   return {0, 0};
 }
 
+Tolerance outputTolerance(const Kernel &k, int tensor) {
+  Tolerance tol = defaultTolerance(k.tensors.at(tensor).dtype);
+  std::vector<bool> seen(k.nodes.size());
+  std::vector<int> work;
+  for (const Store &s : k.stores)
+    if (s.tensor == tensor)
+      work.push_back(s.value);
+  while (!work.empty()) {
+    int n = work.back();
+    work.pop_back();
+    if (seen.at(n))
+      continue;
+    seen[n] = true;
+    const Node &node = k.nodes[n];
+    if (node.kind == NodeKind::Cast && isFloat(node.dtype))
+      tol.rtol = std::max(tol.rtol, defaultTolerance(node.dtype).rtol);
+    work.insert(work.end(), node.operands.begin(), node.operands.end());
+  }
+  return tol;
+}
+
 bool withinTolerance(DType t, double got, double ref, Tolerance tol) {
   if (std::isnan(got) || std::isnan(ref))
     return std::isnan(got) && std::isnan(ref);

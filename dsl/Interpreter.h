@@ -25,6 +25,8 @@
 // (2^(1-mantissa bits)) and atol covers values near zero (where relative
 // error is meaningless). f32 is looser than 2 ulp (1e-5) because of the
 // reduction order over long rows and libdevice's error feeding later ops.
+// An output computed from values rounded to a narrower float dtype takes
+// that dtype's rtol (outputTolerance): the flip happened there.
 //
 // Integer arithmetic: computed in int64 and wrapped to the node's width (as
 // the GPU's add.s32 does); Div truncates toward zero and x / 0 = 0. Casts
@@ -84,6 +86,13 @@ struct Tolerance {
 ///                                    smallest normal)
 ///   i32, i64, bool: exact (0, 0).
 Tolerance defaultTolerance(DType outDtype);
+
+/// The tolerance of tensor `tensor` of `k` as an output: its dtype's, with
+/// the rtol of the narrowest float dtype that the values stored into it were
+/// rounded to on the way. rmsnorm_quant_dynamic's f32 scale is amax(|y|) /
+/// 448 of bf16 values y: a libdevice rsqrt that flips one y's rounding moves
+/// the scale by a bf16 ulp, not an f32 one.
+Tolerance outputTolerance(const Kernel &k, int tensor);
 
 /// |got - ref| <= atol + rtol * |ref|; integers and bool must be equal. NaN
 /// matches NaN (only); an Inf matches only the same Inf.

@@ -696,3 +696,32 @@ TEST(Tolerance, WithinTolerance) {
   EXPECT_TRUE(withinTolerance(DType::F32, 1000.005, 1000, f));
   EXPECT_FALSE(withinTolerance(DType::F32, 1000.02, 1000, f));
 }
+
+// An output computed from values rounded to a narrower float dtype takes
+// that dtype's rtol (a flipped rounding there moves it by such an ulp), and
+// keeps its own atol; one computed without such a rounding keeps its own.
+TEST(Tolerance, OutputTakesNarrowestRounding) {
+  Builder b("scales");
+  Len h = b.dim("hidden");
+  Tensor x = b.input("x", DType::F32, h);
+  Expr y = (x.to(DType::F32) * 3.0).to(DType::BF16).to(DType::F32);
+  b.output("scaled", y * 2.0);
+  b.output("plain", x.to(DType::F32) * 2.0);
+  b.output("amax", amax(abs(y)) / 448.0);
+  Kernel k = b.build();
+  auto tensor = [&](const std::string &name) {
+    for (size_t t = 0; t < k.tensors.size(); ++t)
+      if (k.tensors[t].name == name)
+        return int(t);
+    ADD_FAILURE() << "no tensor " << name;
+    return 0;
+  };
+  for (const char *out : {"scaled", "amax"}) {
+    Tolerance t = outputTolerance(k, tensor(out));
+    EXPECT_EQ(t.rtol, 0x1p-6) << out;
+    EXPECT_EQ(t.atol, 1e-5) << out;
+  }
+  Tolerance plain = outputTolerance(k, tensor("plain"));
+  EXPECT_EQ(plain.rtol, 1e-5);
+  EXPECT_EQ(plain.atol, 1e-5);
+}

@@ -3,7 +3,7 @@
 // For every kernel of a bundle folder (KGEN_KERNEL_DIR: manifest.tsv +
 // NAME.ptx + NAME.json, as `kgen bundle` writes it) and every shape
 // rows x length, this launches the kernel through the runtime and compares
-// its output with interpret() (dsl/Interpreter.h) within defaultTolerance().
+// its output with interpret() (dsl/Interpreter.h) within outputTolerance().
 // One test per (op, dtype, length): it runs the specialized kernel of that
 // length (if the bundle has one) and the dynamic kernel on the same inputs.
 //
@@ -849,7 +849,7 @@ void KernelGroupTest::runShape(const RtKernel *kernels[2], int64_t rows,
           << rc(sr.firstPadding);
 
       // Values of the sampled rows.
-      Tolerance tol = defaultTolerance(td.dtype);
+      Tolerance tol = outputTolerance(dsl, int(t));
       int64_t bad = 0;
       std::string firstBad;
       std::vector<uint8_t> rowBuf(p.rowLength * p.elem);
