@@ -487,11 +487,12 @@ void RowLowering::emitInRegisters(int64_t count) {
       // A masked chunk's late load (the weight) goes before the first
       // store. Left where its value is used, instcombine sinks it into the
       // chunk's store branch, and it is issued only once the other chunks'
-      // weights have come and their stores gone: on an H200 (dynamic, bf16,
-      // 1 and 32 rows of 528 to 7168) rmsnorm and fused_add_rmsnorm took
-      // 0.2-0.45 us less. Two late loads (layernorm's weight and bias,
-      // adaln's scale and shift) raised the registers past a block an SM
-      // (layernorm 32768 x 7168: 78 -> 87, 258 -> 351 us): those stay.
+      // weights have come and their stores gone: on an H200 (bf16, 1 and
+      // 32 rows of 528 to 7168) the one-level norms took 0.16-0.46 us less;
+      // fused_add_rmsnorm on 512 rows of 2048 lost (2.83 -> 3.66 us, see
+      // RESULTS). Two late loads (layernorm's weight and bias, adaln's
+      // scale and shift) raised the registers past a block an SM (layernorm
+      // 32768 x 7168: 78 -> 87, 258 -> 351 us): those stay.
       llvm::SetVector<LoadOp> late = lateLoads(only);
       if (late.size() == 1)
         for (Chunk &c : chunks)
