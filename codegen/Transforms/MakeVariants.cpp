@@ -143,8 +143,10 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
         // starts blocks, and `_vec_warp` 37-66 us (the specialized kernels
         // 35-65). On few rows it lost: rmsnorm and layernorm rows of 768 and
         // 1024 at 1 to 512 rows took 0.1-0.3 us longer (the masked chunks'
-        // weight loads wait on the first ones' stores, see RESULTS), rows
-        // of 768 at 4096 about the same.
+        // weight loads waited on the first ones' stores), rows of 768 at
+        // 4096 about the same. A single late load now goes first
+        // (kgen-lower-to-gpu); from 1 row `_vec_warp` was measured only with
+        // every late load first (RESULTS), so few rows keep the others.
         if (holdWarp) {
           auto warp = cast<KernelOp>(b.clone(*k));
           warp.setSymName((name + "_vec_warp").str());
