@@ -184,10 +184,12 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
   // Stage gpu.
   if (last >= Stage::Gpu) {
     std::string key = "gpu|" + std::to_string(arch->fp8Convert) + "|" +
-                      std::to_string(arch->busyRows);
+                      std::to_string(arch->busyRows) + "|" +
+                      std::to_string(arch->gridDependency);
     if (failed(run(module, key, [&](PassManager &pm) {
           mlir::kgen::KgenLowerToGPUOptions lower;
           lower.busyRows = arch->busyRows;
+          lower.prefetch = arch->gridDependency;
           pm.addPass(mlir::kgen::createKgenLowerToGPU(lower));
           mlir::kgen::KgenExpandFP8Options fp8;
           fp8.native = arch->fp8Convert;

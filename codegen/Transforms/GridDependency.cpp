@@ -3,16 +3,21 @@
 // Back-to-back kernels on one stream each pay a launch and a ramp-up before
 // their first load. With programmatic dependent launch (sm_90+) the next
 // kernel's blocks may be placed while this one finishes, and wait there:
-// every kernel starts with `griddepcontrol.wait` (until the kernels before
+// every kernel waits with `griddepcontrol.wait` (until the kernels before
 // it have completed and their writes are visible; a no-op when launched
-// without the attribute), before any memory access, then lets its own
-// dependents launch. The runtime launches kernels whose spec says
+// without the attribute) before any memory access, then lets its own
+// dependents launch. L2 prefetches (kgen-lower-to-gpu's `prefetch`) may go
+// before the wait: a prefetch is a hint that changes no value, so it may run
+// while the grids ahead still write, and the loads after the wait find their
+// lines in L2. The runtime launches kernels whose spec says
 // "grid_dependency" with CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Transforms/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::kgen {
 #define GEN_PASS_DEF_KGENGRIDDEPENDENCY
@@ -23,6 +28,21 @@ using namespace mlir;
 
 namespace {
 
+/// libdevice's functions are math on their arguments; before it is linked
+/// their declarations say nothing about memory.
+bool isLibdeviceCall(Operation &op) {
+  auto call = dyn_cast<LLVM::CallOp>(op);
+  std::optional<StringRef> callee = call ? call.getCallee() : std::nullopt;
+  return callee && callee->starts_with("__nv_");
+}
+
+/// Whether the op may touch memory or synchronize (barriers, clusters):
+/// everything but prefetches, pure ops, libdevice calls and branches.
+bool mustWait(Operation &op) {
+  return !isa<NVVM::PrefetchOp>(op) && !isMemoryEffectFree(&op) &&
+         !isLibdeviceCall(op) && !op.hasTrait<OpTrait::IsTerminator>();
+}
+
 struct GridDependency
     : ::mlir::kgen::impl::KgenGridDependencyBase<GridDependency> {
   void runOnOperation() override {
@@ -30,7 +50,24 @@ struct GridDependency
       if (f.isExternal() ||
           !f->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName()))
         return;
-      OpBuilder b = OpBuilder::atBlockBegin(&f.getBody().front());
+      // The block that dominates every op that must wait (every return when
+      // none does), and the first such op in it: the wait goes there.
+      DominanceInfo dom(f);
+      Block *at = nullptr;
+      f.walk([&](Operation *op) {
+        if (op->getParentOp() != f.getOperation() ||
+            !(mustWait(*op) || isa<LLVM::ReturnOp>(op)))
+          return;
+        at = at ? dom.findNearestCommonDominator(at, op->getBlock())
+                : op->getBlock();
+      });
+      Operation *before = &at->back();
+      for (Operation &op : *at)
+        if (mustWait(op)) {
+          before = &op;
+          break;
+        }
+      OpBuilder b(before);
       NVVM::GriddepcontrolOp::create(b, f.getLoc(),
                                      NVVM::GridDepActionKind::wait);
       NVVM::GriddepcontrolOp::create(

@@ -122,6 +122,9 @@ def KgenLowerToGPU : Pass<"kgen-lower-to-gpu", "ModuleOp"> {
   let options = [
     Option<"busyRows", "busy-rows", "bool", "false",
            "Three blocks an SM for long busy bf16 rows (measured on sm_90)">,
+    Option<"prefetch", "prefetch", "bool", "false",
+           "Prefetch a held row's lines to L2 before any memory access (for "
+           "kernels that wait on the grids before them)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
@@ -154,11 +157,13 @@ def KgenExpandFP8 : Pass<"kgen-expand-fp8", "ModuleOp"> {
 }
 
 def KgenGridDependency : Pass<"kgen-grid-dependency", "ModuleOp"> {
-  let summary = "Programmatic dependent launch at every kernel's entry (sm_90+)";
+  let summary = "Programmatic dependent launch in every kernel (sm_90+)";
   let description = [{
     Runs on the nvvm/llvm form: each kernel (`llvm.func` with `nvvm.kernel`)
-    starts with `nvvm.griddepcontrol wait`, before any memory access, then
-    `nvvm.griddepcontrol launch_dependents`. Launched with
+    gets `nvvm.griddepcontrol wait`, then `nvvm.griddepcontrol
+    launch_dependents`, in the block that dominates every op that touches
+    memory or synchronizes, before the first of them there. Prefetches,
+    pure ops and libdevice calls may come before it. Launched with
     CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, a kernel's blocks
     may then be placed while the kernel before it on the stream finishes,
     and wait for its writes there. Only for sm_90 and newer.

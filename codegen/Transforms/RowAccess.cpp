@@ -287,6 +287,25 @@ void RowLowering::storePair(StoreOp even, StoreOp odd, Value ve, Value vo,
   storeElements(odd, vo, c);
 }
 
+void RowLowering::prefetchChunk(LoadOp op, Chunk &c) {
+  // A masked chunk's first element may lie past the row (and the tensor);
+  // a whole-or-none chunk was moved to chunk 0 when out.
+  if (c.fullCond && !c.wholeOrNone)
+    return;
+  Value start = map.lookup(op.getStart());
+  Value ptr = base.lookup(op.getSource());
+  if (!start || !ptr)
+    return;
+  Type elem = getTensorElementType(op.getSource().getType());
+  Value off = elementOffset(*this, start, op.getStride(), c.e0, 0);
+  NVVM::PrefetchOp::create(b, loc,
+                           NVVM::PrefetchCacheLevelAttr::get(
+                               b.getContext(), NVVM::PrefetchCacheLevel::L2),
+                           /*evictPriority=*/nullptr, gep(ptr, off, elem),
+                           /*predicate=*/Value(),
+                           /*tensormap=*/false);
+}
+
 Value RowLowering::loadScalar(LoadOp op) {
   Type elem = getTensorElementType(op.getSource().getType());
   return LLVM::LoadOp::create(b, loc, elem, base.lookup(op.getSource()),

@@ -44,6 +44,9 @@ public:
   Value loadChunk(LoadOp op, Chunk &c);
   void storeChunk(StoreOp op, Value v, Chunk &c);
   Value loadScalar(LoadOp op);
+  /// Brings the line of the chunk's first element into L2 (a hint: no
+  /// value, no fault), for loads issued before the grids ahead are waited on.
+  void prefetchChunk(LoadOp op, Chunk &c);
   void storeScalar(StoreOp op, Value v);
   /// An even/odd pair of stride-2 views (Pairs.cpp) moved as one span.
   std::pair<Value, Value> loadPair(LoadOp even, LoadOp odd, Chunk &c);
@@ -103,6 +106,7 @@ private:
   void emitStores(Chunk &c, std::optional<int> level = std::nullopt);
   void emitScalarStores();
   void emitInRegisters(int64_t count);
+  void emitPrefetches(MutableArrayRef<Chunk> chunks);
   void rewiden(Chunk &c);
   void emitRereading();
   SmallVector<Value>
@@ -159,6 +163,8 @@ public:
   /// A long busy bf16 row under the three-block cap (keepsThreeBlocks): its
   /// held values re-widen after each reduction.
   bool busyRow = false;
+  /// Prefetch the held row's chunks to L2 at the start (see emitInRegisters).
+  bool prefetch = false;
   std::optional<int64_t> staticLength;
   /// The shortest row the variant is launched on (staticLength, or a
   /// kgen.min_domain): chunks that lie before it need no mask.

@@ -1,0 +1,57 @@
+// RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu=prefetch=true | FileCheck %s
+// RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu | FileCheck %s --check-prefix=OFF
+//
+// With `prefetch`, a held row's lines go to L2 before its first load, in
+// grids of at most 128 blocks: each thread prefetches its chunks of the
+// rows it reads, and row 0's threads the weight's (every row reads it).
+// Without the option, and behind a gather's index load, none.
+
+// OFF-NOT: nvvm.prefetch
+// CHECK-LABEL: gpu.func @held(
+// CHECK: %[[GRID:.+]] = gpu.grid_dim x
+// CHECK: %[[FEW:.+]] = arith.cmpi ule, %[[GRID]], %{{.+}} : index
+// CHECK: scf.if %[[FEW]] {
+// CHECK-COUNT-2: nvvm.prefetch level = L2, %{{.+}} : !llvm.ptr<1>
+// CHECK: %[[FIRST:.+]] = arith.cmpi eq, %{{.+}}, %{{.+}} : i64
+// CHECK: scf.if %[[FIRST]] {
+// CHECK-COUNT-2: nvvm.prefetch level = L2, %{{.+}} : !llvm.ptr<1>
+// CHECK-NOT: nvvm.prefetch
+// CHECK: llvm.load {{.*}} -> vector<4xf32>
+kgen.kernel @held(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},
+                  %w: !kgen.vector<f32> {kgen.align = 16 : i64, kgen.name = "w"},
+                  %y: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "y"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 32, rowsPerBlock = 1, chunks = 2, reread = false>} {
+  %c256 = arith.constant 256 : index
+  kgen.domain %c256
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<256xf32>
+  %sq = arith.mulf %a, %a : tensor<256xf32>
+  %s = kgen.reduce sum %sq : tensor<256xf32> -> f32
+  %bs = kgen.broadcast %s : f32 -> tensor<256xf32>
+  %o = arith.mulf %a, %bs : tensor<256xf32>
+  %wv = kgen.load %w[%c0] {vector_width = 4 : i64} : !kgen.vector<f32> -> tensor<256xf32>
+  %r = arith.mulf %wv, %o : tensor<256xf32>
+  kgen.store %r, %y[%c0] {vector_width = 4 : i64} : tensor<256xf32>, !kgen.rows<f32>
+  kgen.return
+}
+
+// -----
+
+// CHECK-LABEL: gpu.func @gathered(
+// CHECK-NOT: nvvm.prefetch
+// CHECK: gpu.return
+kgen.kernel @gathered(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},
+                      %p: !kgen.scalars<i64> {kgen.name = "positions"},
+                      %t: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "table"},
+                      %rows: index {kgen.name = "rows"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 1, rowsPerBlock = 32, chunks = 1, reread = false>} {
+  %c4 = arith.constant 4 : index
+  kgen.domain %c4
+  %c0 = arith.constant 0 : index
+  %cs = kgen.gather %t[%p] rows %rows : !kgen.rows<f32>, !kgen.scalars<i64>
+  %a = kgen.load %x[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<4xf32>
+  %c = kgen.load %cs[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<4xf32>
+  %o = arith.mulf %a, %c : tensor<4xf32>
+  kgen.store %o, %x[%c0] {vector_width = 4 : i64} : tensor<4xf32>, !kgen.rows<f32>
+  kgen.return
+}
