@@ -2,14 +2,15 @@
 // RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu | FileCheck %s --check-prefix=OFF
 //
 // With `prefetch`, a held row's lines go to L2 before its first load, in
-// grids of at most 128 blocks: each thread prefetches its chunks of the
+// grids of at most 256 blocks: each thread prefetches its chunks of the
 // rows it reads, and row 0's threads the weight's (every row reads it).
 // Without the option, and behind a gather's index load, none.
 
 // OFF-NOT: nvvm.prefetch
 // CHECK-LABEL: gpu.func @held(
 // CHECK: %[[GRID:.+]] = gpu.grid_dim x
-// CHECK: %[[FEW:.+]] = arith.cmpi ule, %[[GRID]], %{{.+}} : index
+// CHECK: %[[MOST:.+]] = arith.constant 256 : index
+// CHECK: %[[FEW:.+]] = arith.cmpi ule, %[[GRID]], %[[MOST]] : index
 // CHECK: scf.if %[[FEW]] {
 // CHECK-COUNT-2: nvvm.prefetch level = L2, %{{.+}} : !llvm.ptr<1>
 // CHECK: %[[FIRST:.+]] = arith.cmpi eq, %{{.+}}, %{{.+}} : i64
