@@ -43,6 +43,21 @@ bool mustWait(Operation &op) {
          !isLibdeviceCall(op) && !op.hasTrait<OpTrait::IsTerminator>();
 }
 
+/// Whether the block can reach itself (the entry block cannot: it has no
+/// predecessors).
+bool inCycle(Block *block) {
+  SmallVector<Block *> work(block->getSuccessors());
+  DenseSet<Block *> seen;
+  while (!work.empty()) {
+    Block *b = work.pop_back_val();
+    if (b == block)
+      return true;
+    if (seen.insert(b).second)
+      llvm::append_range(work, b->getSuccessors());
+  }
+  return false;
+}
+
 struct GridDependency
     : ::mlir::kgen::impl::KgenGridDependencyBase<GridDependency> {
   void runOnOperation() override {
@@ -51,16 +66,21 @@ struct GridDependency
           !f->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName()))
         return;
       // The block that dominates every op that must wait (every return when
-      // none does), and the first such op in it: the wait goes there.
+      // none does), out of loops (a re-reading row's first loads are in
+      // one), and the first such op in it: the wait goes there.
       DominanceInfo dom(f);
-      Block *at = nullptr;
+      Block *at = &f.getBody().front();
+      bool found = false;
       f.walk([&](Operation *op) {
         if (op->getParentOp() != f.getOperation() ||
             !(mustWait(*op) || isa<LLVM::ReturnOp>(op)))
           return;
-        at = at ? dom.findNearestCommonDominator(at, op->getBlock())
-                : op->getBlock();
+        at = found ? dom.findNearestCommonDominator(at, op->getBlock())
+                   : op->getBlock();
+        found = true;
       });
+      while (inCycle(at))
+        at = dom.getNode(at)->getIDom()->getBlock();
       Operation *before = &at->back();
       for (Operation &op : *at)
         if (mustWait(op)) {

@@ -431,10 +431,11 @@ constexpr int64_t kPrefetchBlocks = 256;
 /// The lines this thread's chunks will load, into L2 before the first memory
 /// access: kgen-grid-dependency puts its wait after these, so that a kernel
 /// launched behind another fetches them while that one runs. On an H200
-/// (bf16, back-to-back calls) rows of 1 to 256 tokens took 6-35% less (e.g.
-/// rmsnorm 1 x 4096 1.53 -> 1.25 us, layernorm 32 x 8192 2.78 -> 2.10).
-/// Grids of at most kPrefetchBlocks blocks only: with no limit, 4096 rows
-/// lost up to 4.6% (silu_and_mul x 11008, 62.4 -> 65.3 us). A vector every
+/// (bf16, back-to-back calls) 1 to 128 rows took 3-35% less (e.g. rmsnorm
+/// 1 x 4096 1.53 -> 1.25 us, layernorm 32 x 8192 2.78 -> 2.10), grids of
+/// 129 to 256 blocks 11-18%. Grids of at most kPrefetchBlocks blocks only:
+/// with no limit, 4096 rows lost up to 4.6% (silu_and_mul x 11008, 62.4 ->
+/// 65.3 us). A vector every
 /// row reads (a weight) is prefetched by row 0's threads only: a prefetch
 /// goes to L2 each time, where the weight's loads hit L1; every row
 /// prefetching its weight, layernorm 4096 x 2048 took 10.8 -> 17.0 us.

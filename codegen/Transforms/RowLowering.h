@@ -163,7 +163,7 @@ public:
   /// A long busy bf16 row under the three-block cap (keepsThreeBlocks): its
   /// held values re-widen after each reduction.
   bool busyRow = false;
-  /// Prefetch the held row's chunks to L2 at the start (see emitInRegisters).
+  /// Prefetch the held row's chunks to L2 at the start (see emitPrefetches).
   bool prefetch = false;
   std::optional<int64_t> staticLength;
   /// The shortest row the variant is launched on (staticLength, or a

@@ -31,6 +31,14 @@ gpu.module @kgen {
 // CHECK-NEXT: nvvm.griddepcontrol wait
 // CHECK-NEXT: nvvm.griddepcontrol launch_dependents
 // CHECK-NEXT: llvm.load
+// Memory accesses only in a loop: the wait goes before the loop, not in it.
+// CHECK-LABEL: llvm.func @looping(
+// CHECK-NEXT: llvm.mlir.constant
+// CHECK-NEXT: nvvm.griddepcontrol wait
+// CHECK-NEXT: nvvm.griddepcontrol launch_dependents
+// CHECK-NEXT: llvm.br ^bb1
+// CHECK-NOT: griddepcontrol
+// CHECK: llvm.return
 // A kernel without memory accesses waits before it returns.
 // CHECK-LABEL: llvm.func @empty(
 // CHECK-NEXT: nvvm.griddepcontrol wait
@@ -48,6 +56,22 @@ gpu.module @kgen2 {
     %v = llvm.load %p : !llvm.ptr<1> -> f32
     %m = llvm.fmul %v, %a : f32
     llvm.store %m, %p : f32, !llvm.ptr<1>
+    llvm.return
+  }
+  llvm.func @looping(%p: !llvm.ptr<1>, %n: i64) attributes {nvvm.kernel} {
+    %z = llvm.mlir.constant(0 : i64) : i64
+    llvm.br ^bb1(%z : i64)
+  ^bb1(%i: i64):
+    %more = llvm.icmp "slt" %i, %n : i64
+    llvm.cond_br %more, ^bb2, ^bb3
+  ^bb2:
+    %q = llvm.getelementptr %p[%i] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+    %v = llvm.load %q : !llvm.ptr<1> -> f32
+    llvm.store %v, %q : f32, !llvm.ptr<1>
+    %one = llvm.mlir.constant(1 : i64) : i64
+    %j = llvm.add %i, %one : i64
+    llvm.br ^bb1(%j : i64)
+  ^bb3:
     llvm.return
   }
   llvm.func @empty() attributes {nvvm.kernel} {
