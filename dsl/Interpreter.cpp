@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <random>
 #include <stdexcept>
 
 namespace kgen {
@@ -365,8 +366,33 @@ Plan check(const Kernel &k, const Bindings &b) {
 
 } // namespace
 
-void interpret(const Kernel &k, const Bindings &b) {
+void interpret(const Kernel &k, const Bindings &b,
+               const InterpretOptions &options) {
   const Plan p = check(k, b);
+  // An arithmetic result v of dtype t: rounded to t; or, perturbed, moved
+  // by up to half an ulp of t (the most a correct rounding moves it) and
+  // left unrounded, so the noise is continuous (a rounding that almost never
+  // flips would otherwise hide an amplification). An exact result (x - x,
+  // x / 1) stays exact, as it does on a GPU.
+  std::mt19937_64 noiseRng(options.perturbSeed.value_or(0));
+  std::uniform_real_distribution<double> noiseDist(-0.5, 0.5);
+  auto arith = [&](DType t, double v) {
+    double rounded = roundTo(t, v);
+    if (!options.perturbSeed || !isFloat(t) || rounded == v)
+      return rounded;
+    return v + noiseDist(noiseRng) * ulp(t, v);
+  };
+  // A perturbed sum adds in a tree, as a GPU block does: a sequential order
+  // grows its partial sums and with them the noise, past what any GPU
+  // kernel's order does.
+  std::function<double(DType, const double *, size_t)> pairwiseSum =
+      [&](DType t, const double *v, size_t n) -> double {
+    if (n == 1)
+      return v[0];
+    size_t half = n / 2;
+    return arith(t,
+                 pairwiseSum(t, v, half) + pairwiseSum(t, v + half, n - half));
+  };
   const size_t numNodes = k.nodes.size();
 
   // vals[i] holds node i's value for the current row: domain elements for a
@@ -449,15 +475,15 @@ void interpret(const Kernel &k, const Bindings &b) {
         break;
       case NodeKind::Unary:
         for (int64_t e = 0; e < len; ++e)
-          out[e] = roundTo(n.dtype,
-                           unaryOp(n.unary, n.dtype, elem(n.operands[0], e)));
+          out[e] =
+              arith(n.dtype, unaryOp(n.unary, n.dtype, elem(n.operands[0], e)));
         break;
       case NodeKind::Binary: {
         DType opType = k.nodes[n.operands[0]].dtype;
         for (int64_t e = 0; e < len; ++e)
-          out[e] = roundTo(n.dtype,
-                           binaryOp(n.binary, opType, elem(n.operands[0], e),
-                                    elem(n.operands[1], e)));
+          out[e] =
+              arith(n.dtype, binaryOp(n.binary, opType, elem(n.operands[0], e),
+                                      elem(n.operands[1], e)));
         break;
       }
       case NodeKind::Select:
@@ -475,8 +501,12 @@ void interpret(const Kernel &k, const Bindings &b) {
         double acc = in[0];
         if (n.reduce == ReduceOp::Sum || n.reduce == ReduceOp::Mean) {
           acc = 0;
-          for (double v : in)
-            acc += v;
+          if (options.perturbSeed) {
+            acc = pairwiseSum(n.dtype, in.data(), in.size());
+          } else {
+            for (double v : in)
+              acc += v;
+          }
           if (n.reduce == ReduceOp::Mean)
             acc /= (double)in.size();
         } else {
@@ -484,7 +514,7 @@ void interpret(const Kernel &k, const Bindings &b) {
             acc = n.reduce == ReduceOp::Max ? fmaxNaN(acc, in[e])
                                             : fminNaN(acc, in[e]);
         }
-        out[0] = roundTo(n.dtype, acc);
+        out[0] = arith(n.dtype, acc);
         break;
       }
       }
@@ -556,6 +586,17 @@ bool withinTolerance(DType t, double got, double ref, Tolerance tol) {
   if (!isFloat(t))
     return got == ref;
   return std::fabs(got - ref) <= tol.atol + tol.rtol * std::fabs(ref);
+}
+
+double roundingSlack(DType outDtype, double ref,
+                     const std::vector<double> &perturbed) {
+  if (outDtype != DType::F32 || !std::isfinite(ref))
+    return 0;
+  double spread = 0;
+  for (double v : perturbed)
+    if (std::isfinite(v))
+      spread = std::max(spread, std::fabs(v - ref));
+  return kSpreadFactor * spread;
 }
 
 } // namespace kgen

@@ -15,6 +15,8 @@
 //   skip   the last row not written
 //   pad    the element after the last row overwritten
 //   misvar the vec variant writes wrong values (a wrong vector path)
+// and KGEN_EMU_CORRUPT=round stands in for a correct kernel that rounds
+// otherwise (interpret() with random rounding): the harness must pass.
 //
 //===----------------------------------------------------------------------===//
 
@@ -157,8 +159,11 @@ CUresult emulate(const std::string &entry, void **params) {
             part.tensors[t].data =
                 static_cast<uint8_t *>(b.tensors[t].data) + (r0 / g) * e;
         }
+        InterpretOptions o;
+        if (mode == "round")
+          o.perturbSeed = 7717 + c;
         if (part.rows > 0)
-          interpret(k, part);
+          interpret(k, part, o);
       });
       // The first written tensor that holds the last row program's row (for
       // heads, the last part), its row.
