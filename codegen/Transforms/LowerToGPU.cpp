@@ -131,8 +131,8 @@ bool RowLowering::isWritten(Value tensor) {
                       [&](Value r) { return written.contains(r); });
 }
 
-/// Row pointers of the row map ops (kgen.group, kgen.heads, kgen.gather),
-/// once per thread. Their index operands are already lowered.
+/// Row pointers of kgen.group and kgen.heads, once per thread. Their index
+/// operands are already lowered.
 void RowLowering::emitRowMaps() {
   auto i64 = [&](Value index) { return toI64(map.lookup(index)); };
   for (Operation &op : kernel.getBody().front()) {
@@ -173,7 +173,17 @@ void RowLowering::emitRowMaps() {
                         p, ptr);
       }
       base[h.getResult()] = ptr;
-    } else if (auto g = dyn_cast<GatherOp>(op)) {
+    }
+  }
+}
+
+/// Row pointers of kgen.gather, once per thread: each loads its index, so
+/// they come after the prefetches (kgen-grid-dependency waits before the
+/// first load).
+void RowLowering::emitGathers() {
+  auto i64 = [&](Value index) { return toI64(map.lookup(index)); };
+  for (Operation &op : kernel.getBody().front()) {
+    if (auto g = dyn_cast<GatherOp>(op)) {
       Value table = g.getTable();
       Type idxType = g.getIndex().getType().getElementType();
       Value idx =
@@ -435,18 +445,22 @@ constexpr int64_t kPrefetchBlocks = 256;
 /// 1 x 4096 1.53 -> 1.25 us, layernorm 32 x 8192 2.78 -> 2.10), grids of
 /// 129 to 256 blocks 11-18%. Grids of at most kPrefetchBlocks blocks only:
 /// with no limit, 4096 rows lost up to 4.6% (silu_and_mul x 11008, 62.4 ->
-/// 65.3 us). A vector every
-/// row reads (a weight) is prefetched by row 0's threads only: a prefetch
-/// goes to L2 each time, where the weight's loads hit L1; every row
-/// prefetching its weight, layernorm 4096 x 2048 took 10.8 -> 17.0 us.
+/// 65.3 us), and 512, 1024 or 2048 won and lost at 512 rows (bench/RESULTS.md).
+/// A vector every row reads (a weight) is prefetched by row 0's threads
+/// only: a prefetch goes to L2 each time, where the weight's loads hit L1;
+/// every row prefetching its weight, layernorm 4096 x 2048 took 10.8 -> 17.0
+/// us. A gathered row is not prefetched (its address needs the index, a
+/// load); the rest of the kernel is: rope (32 + 8 heads of 128) on 1 to 64
+/// tokens took 13-19% less (neox 1 token 1.33 -> 1.08 us, 32: 1.86 -> 1.51).
 void RowLowering::emitPrefetches(MutableArrayRef<Chunk> chunks) {
   auto perRow = [](Value source) {
     return isa<RowsType>(source.getType()) &&
            (isa<BlockArgument>(source) || source.getDefiningOp<HeadsOp>());
   };
+  // A gathered row's address needs its index, a load: after the wait.
   SmallVector<LoadOp> rowLoads, shared;
   for (LoadOp l : kernel.getBody().getOps<LoadOp>())
-    if (isRowValue(l.getResult()))
+    if (isRowValue(l.getResult()) && !l.getSource().getDefiningOp<GatherOp>())
       (perRow(l.getSource()) ? rowLoads : shared).push_back(l);
   Value blocks = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
   Value few = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, blocks,
@@ -475,9 +489,9 @@ void RowLowering::emitInRegisters(int64_t count) {
   SmallVector<Chunk> chunks;
   for (int64_t j = 0; j < count; ++j)
     chunks.push_back(makeChunk(cIndex(j), j));
-  if (prefetch && count <= kPrefetchChunks &&
-      kernel.getBody().getOps<GatherOp>().empty())
+  if (prefetch && count <= kPrefetchChunks)
     emitPrefetches(chunks);
+  emitGathers();
   // Peers write this block's memory once it runs (see ClusterReduce.cpp).
   if (sched.getCluster())
     NVVM::ClusterArriveRelaxedOp::create(b, loc, b.getUnitAttr());
@@ -649,6 +663,7 @@ SmallVector<Value> RowLowering::rowLoop(
 /// One pass over the row per level of reductions, then one for the stores;
 /// each pass reads its inputs again (from L2 after the first).
 void RowLowering::emitRereading() {
+  emitGathers();
   auto accType = mlir::VectorType::get({vec}, b.getF32Type());
   SmallVector<LoadOp> held = rowLoadsHeld(kernel).takeVector();
   // The element-wise accesses of the `_any` fallback keep one masked loop:

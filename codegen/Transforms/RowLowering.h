@@ -102,6 +102,7 @@ private:
   Value reduceVector(ReduceOp r, Value acc);
   void emitPrologue();
   void emitRowMaps();
+  void emitGathers();
   /// The chunk's row stores; only those of reduction `level` when given.
   void emitStores(Chunk &c, std::optional<int> level = std::nullopt);
   void emitScalarStores();

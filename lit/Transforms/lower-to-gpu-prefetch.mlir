@@ -4,7 +4,9 @@
 // With `prefetch`, a held row's lines go to L2 before its first load, in
 // grids of at most 256 blocks: each thread prefetches its chunks of the
 // rows it reads, and row 0's threads the weight's (every row reads it).
-// Without the option, and behind a gather's index load, none.
+// A gathered row's address needs its index, a load, so it is not
+// prefetched, and the index is loaded after the other rows' prefetches.
+// Without the option, none.
 
 // OFF-NOT: nvvm.prefetch
 // CHECK-LABEL: gpu.func @held(
@@ -39,6 +41,11 @@ kgen.kernel @held(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},
 // -----
 
 // CHECK-LABEL: gpu.func @gathered(
+// CHECK-NOT: llvm.load
+// CHECK: scf.if
+// CHECK-COUNT-1: nvvm.prefetch level = L2, %{{.+}} : !llvm.ptr<1>
+// CHECK-NOT: nvvm.prefetch
+// CHECK: llvm.load {{.*}} -> i64
 // CHECK-NOT: nvvm.prefetch
 // CHECK: gpu.return
 kgen.kernel @gathered(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},

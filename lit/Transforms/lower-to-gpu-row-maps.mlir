@@ -7,16 +7,19 @@
 // there.
 // CHECK-LABEL: gpu.func @row_maps(
 // CHECK-SAME: kgen.abi = ["ptr:q", "ptr:k", "ptr:positions", "ptr:table", "stride:q", "stride:k", "stride:table", "dim:hq", "dim:hk", "dim:rows", "rows"]
+// The positions' row, row / (hq + hk); then the heads: token = row /
+// (hq + hk), head = row % (hq + hk). The gather comes after them: it loads
+// its index, which must follow any prefetch (lower-to-gpu-prefetch.mlir).
+// CHECK: arith.divui %{{.+}}, %{{.+}} : i64
+// CHECK: %[[TOK:.+]] = arith.divui %{{.+}}, %[[G:.+]] : i64
+// CHECK: %[[HEAD:.+]] = arith.remui %{{.+}}, %[[G]] : i64
+// CHECK: %[[ISQ:.+]] = arith.cmpi ult, %[[HEAD]], %{{.+}} : i64
+// CHECK: %[[QK:.+]] = arith.select %[[ISQ]], %{{.+}}, %{{.+}} : !llvm.ptr<1>
 // The gather, at row / (hq + hk): one unsigned compare covers negative
 // indices too.
 // CHECK: %[[IDX:.+]] = llvm.load %{{.+}} invariant {alignment = 8 : i64} : !llvm.ptr<1> -> i64
 // CHECK: %[[VALID:.+]] = arith.cmpi ult, %[[IDX]], %{{.+}} : i64
 // CHECK: arith.select %[[VALID]], %[[IDX]], %{{.+}} : i64
-// The heads: token = row / (hq + hk), head = row % (hq + hk).
-// CHECK: %[[TOK:.+]] = arith.divui %{{.+}}, %[[G:.+]] : i64
-// CHECK: %[[HEAD:.+]] = arith.remui %{{.+}}, %[[G]] : i64
-// CHECK: %[[ISQ:.+]] = arith.cmpi ult, %[[HEAD]], %{{.+}} : i64
-// CHECK: %[[QK:.+]] = arith.select %[[ISQ]], %{{.+}}, %{{.+}} : !llvm.ptr<1>
 // q and k are written: their loads are not invariant.
 // CHECK: llvm.load %{{.+}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
 // CHECK: %[[T:.+]] = llvm.load %{{.+}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
