@@ -69,9 +69,9 @@ struct InterpretOptions {
   /// Random rounding (Monte Carlo arithmetic): when set, each float result
   /// of arithmetic (unary, binary, a reduction, and each partial sum of a
   /// sum, which then adds pairwise) is moved by up to half an ulp of its
-  /// dtype, at random from this seed, and not rounded. Exact results, loads,
-  /// casts, max/min and integers stay exact. How far an output moves then measures
-  /// how much rounding it amplifies (roundingSlack below).
+  /// dtype, at random from this seed, and not rounded. Exact results,
+  /// loads, casts, max/min and integers stay exact. How far an output moves
+  /// then measures how much rounding it amplifies (roundingSlack below).
   std::optional<uint64_t> perturbSeed;
 };
 

@@ -276,14 +276,17 @@ std::string reference(const Kernel &k, Case &c,
                       const std::vector<double> &params,
                       std::optional<uint64_t> seed = std::nullopt,
                       int slot = 0) {
-  auto target = [&](Buf &b) -> std::vector<uint8_t> & {
-    if (!seed)
-      return b.ref;
-    b.perturbed.resize(std::max<size_t>(b.perturbed.size(), slot + 1));
-    return b.perturbed[slot];
-  };
-  for (Buf &b : c.bufs)
-    target(b) = b.init;
+  // Where each buffer's result goes, set up before the parallel part.
+  std::vector<uint8_t *> target;
+  for (Buf &b : c.bufs) {
+    std::vector<uint8_t> *out = &b.ref;
+    if (seed) {
+      b.perturbed.resize(std::max<size_t>(b.perturbed.size(), slot + 1));
+      out = &b.perturbed[slot];
+    }
+    *out = b.init;
+    target.push_back(out->data());
+  }
   auto group = [&](const TensorDecl &td) -> int64_t { // 0: not split
     bool split = td.layout != Layout::Vector && td.map.gather < 0;
     return split ? td.map.group.eval(dims) : 0;
@@ -317,7 +320,7 @@ std::string reference(const Kernel &k, Case &c,
       int64_t at = v.offset;
       if (int64_t gt = group(k.tensors[t]))
         at += first / gt * v.stride;
-      b.tensors.push_back({target(buf).data() + at * buf.elem, v.stride});
+      b.tensors.push_back({target[v.buf] + at * buf.elem, v.stride});
     }
     try {
       InterpretOptions o;
