@@ -71,14 +71,13 @@ struct GridDependency
       DominanceInfo dom(f);
       Block *at = &f.getBody().front();
       bool found = false;
-      f.walk([&](Operation *op) {
-        if (op->getParentOp() != f.getOperation() ||
-            !(mustWait(*op) || isa<LLVM::ReturnOp>(op)))
-          return;
-        at = found ? dom.findNearestCommonDominator(at, op->getBlock())
-                   : op->getBlock();
-        found = true;
-      });
+      for (Block &block : f.getBody())
+        if (llvm::any_of(block, [](Operation &op) {
+              return mustWait(op) || isa<LLVM::ReturnOp>(op);
+            })) {
+          at = found ? dom.findNearestCommonDominator(at, &block) : &block;
+          found = true;
+        }
       while (inCycle(at))
         at = dom.getNode(at)->getIDom()->getBlock();
       Operation *before = &at->back();
