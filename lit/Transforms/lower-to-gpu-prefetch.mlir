@@ -63,3 +63,61 @@ kgen.kernel @gathered(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x
   kgen.store %o, %x[%c0] {vector_width = 4 : i64} : tensor<4xf32>, !kgen.rows<f32>
   kgen.return
 }
+
+// -----
+
+// A row of 8 chunks a thread: each thread prefetches one line (32 f32) of
+// the row and, in row 0, of the weight, where it lies in the row.
+// CHECK-LABEL: gpu.func @lines(
+// CHECK: scf.if %{{.+}} {
+// CHECK: %[[IN:.+]] = arith.cmpi ult, %{{.+}}, %{{.+}} : index
+// CHECK: scf.if %[[IN]] {
+// CHECK-COUNT-1: nvvm.prefetch level = L2, %{{.+}} : !llvm.ptr<1>
+// CHECK: %[[FIRST:.+]] = arith.cmpi eq, %{{.+}}, %{{.+}} : i64
+// CHECK: scf.if %[[FIRST]] {
+// CHECK: scf.if %{{.+}} {
+// CHECK-COUNT-1: nvvm.prefetch level = L2, %{{.+}} : !llvm.ptr<1>
+// CHECK-NOT: nvvm.prefetch
+// CHECK: llvm.load {{.*}} -> vector<4xf32>
+kgen.kernel @lines(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},
+                   %w: !kgen.vector<f32> {kgen.align = 16 : i64, kgen.name = "w"},
+                   %y: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "y"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 32, rowsPerBlock = 1, chunks = 8, reread = false>} {
+  %c1024 = arith.constant 1024 : index
+  kgen.domain %c1024
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<1024xf32>
+  %sq = arith.mulf %a, %a : tensor<1024xf32>
+  %s = kgen.reduce sum %sq : tensor<1024xf32> -> f32
+  %bs = kgen.broadcast %s : f32 -> tensor<1024xf32>
+  %o = arith.mulf %a, %bs : tensor<1024xf32>
+  %wv = kgen.load %w[%c0] {vector_width = 4 : i64} : !kgen.vector<f32> -> tensor<1024xf32>
+  %r = arith.mulf %wv, %o : tensor<1024xf32>
+  kgen.store %r, %y[%c0] {vector_width = 4 : i64} : tensor<1024xf32>, !kgen.rows<f32>
+  kgen.return
+}
+
+// -----
+
+// Two rows of 8 chunks a thread (fused_add_rmsnorm's x and residual) are
+// not prefetched: measured slower.
+// CHECK-LABEL: gpu.func @two_rows(
+// CHECK-NOT: nvvm.prefetch
+// CHECK: gpu.return
+kgen.kernel @two_rows(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},
+                      %z: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "z"},
+                      %y: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "y"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 32, rowsPerBlock = 1, chunks = 8, reread = false>} {
+  %c1024 = arith.constant 1024 : index
+  kgen.domain %c1024
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<1024xf32>
+  %b = kgen.load %z[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<1024xf32>
+  %t = arith.addf %a, %b : tensor<1024xf32>
+  %sq = arith.mulf %t, %t : tensor<1024xf32>
+  %s = kgen.reduce sum %sq : tensor<1024xf32> -> f32
+  %bs = kgen.broadcast %s : f32 -> tensor<1024xf32>
+  %o = arith.mulf %t, %bs : tensor<1024xf32>
+  kgen.store %o, %y[%c0] {vector_width = 4 : i64} : tensor<1024xf32>, !kgen.rows<f32>
+  kgen.return
+}
