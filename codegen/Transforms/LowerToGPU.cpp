@@ -434,8 +434,8 @@ void RowLowering::rewiden(Chunk &c) {
 // the reductions' (more would cost registers the held rows need).
 constexpr int64_t kClusterPreloadChunks = 2;
 // Chunks a thread holds up to which it prefetches its own chunks' lines
-// (more, held 8 a thread, spilled: those rows are prefetched a line a
-// thread), and the largest grid that prefetches.
+// (at 8 that spilled: prefetchLines splits the row's lines over its
+// threads), and the largest grid that prefetches.
 constexpr int64_t kPrefetchChunks = 4;
 constexpr int64_t kPrefetchBlocks = 256;
 
@@ -483,8 +483,8 @@ void RowLowering::prefetchLines(LoadOp l, int64_t count) {
 /// us. A gathered row is not prefetched (its address needs the index, a
 /// load); the rest of the kernel is: rope (32 + 8 heads of 128) on 1 to 64
 /// tokens took 13-19% less (neox 1 token 1.33 -> 1.08 us, 32: 1.86 -> 1.51).
-/// Rows of 8 chunks a thread (prefetchLines): bf16 16384 at 1 to 128 rows
-/// 11-24% less (rmsnorm_quant_dynamic 1 row 2.96 -> 2.43 us).
+/// Rows of 8 chunks a thread (prefetchLines): bf16 12288 and 16384 at 1 to
+/// 128 rows took 11-25% less (rmsnorm_quant_dynamic 1 row 2.96 -> 2.34 us).
 void RowLowering::emitPrefetches(MutableArrayRef<Chunk> chunks) {
   auto perRow = [](Value source) {
     return isa<RowsType>(source.getType()) &&
