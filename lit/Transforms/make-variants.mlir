@@ -193,9 +193,11 @@ kgen.kernel @nested(%x: !kgen.rows<f32> {kgen.name = "x"},
 }
 
 // A variance over the row's mean counts as one level (kgen-one-pass-variance
-// makes it one reduction in the cluster variant): it gets @NAME_vec_cluster.
+// makes it one reduction in the cluster variant): it gets @NAME_vec_cluster,
+// launched on up to a row's chunks / 32 rows (its `_vec` takes two levels),
+// at most 32.
 // CLUSTERS-LABEL: kgen.kernel @variance_vec_cluster(
-// CLUSTERS-SAME: kgen.max_rows = 16 : i64
+// CLUSTERS-SAME: kgen.max_rows = 32 : i64
 kgen.kernel @variance(%x: !kgen.rows<f32> {kgen.name = "x"},
                       %s: !kgen.scalars<f32> {kgen.name = "s"})
     attributes {dims = {n = 4096 : i64}} {
@@ -211,6 +213,27 @@ kgen.kernel @variance(%x: !kgen.rows<f32> {kgen.name = "x"},
   %d = arith.subf %v, %b : tensor<4096xf32>
   %sq = arith.mulf %d, %d : tensor<4096xf32>
   %q = kgen.reduce sum %sq : tensor<4096xf32> -> f32
+  kgen.store %q, %s : f32, !kgen.scalars<f32>
+  kgen.return
+}
+
+// CLUSTERS-LABEL: kgen.kernel @long_variance_vec_cluster(
+// CLUSTERS-SAME: kgen.max_rows = 32 : i64
+kgen.kernel @long_variance(%x: !kgen.rows<f32> {kgen.name = "x"},
+                           %s: !kgen.scalars<f32> {kgen.name = "s"})
+    attributes {dims = {n = 8192 : i64}} {
+  %n = arith.constant 8192 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<f32> -> tensor<8192xf32>
+  %t = kgen.reduce sum %v : tensor<8192xf32> -> f32
+  %ni = arith.index_castui %n : index to i64
+  %nf = arith.uitofp %ni : i64 to f32
+  %m = arith.divf %t, %nf : f32
+  %b = kgen.broadcast %m : f32 -> tensor<8192xf32>
+  %d = arith.subf %v, %b : tensor<8192xf32>
+  %sq = arith.mulf %d, %d : tensor<8192xf32>
+  %q = kgen.reduce sum %sq : tensor<8192xf32> -> f32
   kgen.store %q, %s : f32, !kgen.scalars<f32>
   kgen.return
 }
