@@ -446,7 +446,7 @@ constexpr int64_t kPrefetchBlocks = 256;
 void RowLowering::prefetchLines(LoadOp l, int64_t count) {
   int64_t bits =
       getTensorElementType(l.getSource().getType()).getIntOrFloatBitWidth();
-  int64_t perLine = std::max<int64_t>(1, 128 * 8 / bits);
+  int64_t perLine = 128 * 8 / bits; // elements of a 128-byte line
   Value span = arith::MulIOp::create(b, loc, threads, cIndex(count * vec));
   Value first = sched.getTiles() > 1
                     ? arith::MulIOp::create(b, loc, tileIndex, span).getResult()

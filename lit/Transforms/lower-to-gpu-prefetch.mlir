@@ -3,7 +3,8 @@
 //
 // With `prefetch`, a held row's lines go to L2 before its first load, in
 // grids of at most 256 blocks: each thread prefetches its chunks of the
-// rows it reads, and row 0's threads the weight's (every row reads it).
+// rows it reads (rows of 8 chunks a thread: the row's lines, split over its
+// threads), and row 0's threads the weight's (every row reads it).
 // A gathered row's address needs its index, a load, so it is not
 // prefetched, and the index is loaded after the other rows' prefetches.
 // Without the option, none.
