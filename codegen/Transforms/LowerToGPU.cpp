@@ -906,13 +906,17 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
     if (vectorized && !held.empty() && !s.getLaunchThreads() &&
         launched >= kWideBlock && s.getChunks() <= kFewChunks) {
       // The row's words as loaded, and the rest of the kernel's registers.
+      // Rows chosen per group of rows (adaln's scale and shift, row / N)
+      // count too, though loaded late: at 64 registers sm_100's ptxas
+      // spilled 8 bytes on adaln bf16 8192, where sm_90's fit.
       int64_t words = 0;
-      for (LoadOp l : held)
-        words +=
-            llvm::divideCeil(s.getChunks() * s.getVector() *
-                                 getTensorElementType(l.getSource().getType())
-                                     .getIntOrFloatBitWidth(),
-                             32);
+      for (LoadOp l : k.getBody().getOps<LoadOp>())
+        if (held.contains(l) || l.getSource().getDefiningOp<GroupOp>())
+          words +=
+              llvm::divideCeil(s.getChunks() * s.getVector() *
+                                   getTensorElementType(l.getSource().getType())
+                                       .getIntOrFloatBitWidth(),
+                               32);
       int64_t need = llvm::alignTo(words + kRegistersBesideRow, 8);
       // As many whole blocks as kWideBlockResidentThreads hold, in whole
       // 8-register steps (as ptxas allocates them).

@@ -164,6 +164,66 @@ kgen.kernel @wide_uneven(
 
 // -----
 
+// Rows chosen per group of rows count though loaded after the reduction
+// (adaln's scale and shift): 16 + 2 x 16 words, 72 registers. A row shared
+// by all rows loaded there (a weight) does not (the next case).
+// CHECK-LABEL: gpu.func @wide_group_rows(
+// CHECK-SAME: nvvm.maxnreg = 72 : i32
+kgen.kernel @wide_group_rows(
+    %x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
+    %sc: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "scale"},
+    %sh: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "shift"},
+    %y: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "y"},
+    %per: index {kgen.name = "tokens_per_batch"})
+    attributes {dims = {n = 8192 : i64}, schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 4, reread = false>} {
+  %n = arith.constant 8192 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<8192xbf16>
+  %f = arith.extf %v : tensor<8192xbf16> to tensor<8192xf32>
+  %s = kgen.reduce sum %f : tensor<8192xf32> -> f32
+  %b = kgen.broadcast %s : f32 -> tensor<8192xf32>
+  %o = arith.subf %f, %b : tensor<8192xf32>
+  %gsc = kgen.group %sc by %per : !kgen.rows<bf16>
+  %vsc = kgen.load %gsc[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<8192xbf16>
+  %fsc = arith.extf %vsc : tensor<8192xbf16> to tensor<8192xf32>
+  %gsh = kgen.group %sh by %per : !kgen.rows<bf16>
+  %vsh = kgen.load %gsh[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<8192xbf16>
+  %fsh = arith.extf %vsh : tensor<8192xbf16> to tensor<8192xf32>
+  %m = arith.mulf %o, %fsc : tensor<8192xf32>
+  %a = arith.addf %m, %fsh : tensor<8192xf32>
+  %t = arith.truncf %a : tensor<8192xf32> to tensor<8192xbf16>
+  kgen.store %t, %y[%c0] {vector_width = 8 : i64} : tensor<8192xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
+// -----
+
+// CHECK-LABEL: gpu.func @wide_late_weight(
+// CHECK-SAME: nvvm.maxnreg = 64 : i32
+kgen.kernel @wide_late_weight(
+    %x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
+    %w: !kgen.vector<bf16> {kgen.align = 16 : i64, kgen.name = "weight"},
+    %y: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "y"})
+    attributes {dims = {n = 8192 : i64}, schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 4, reread = false>} {
+  %n = arith.constant 8192 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<8192xbf16>
+  %f = arith.extf %v : tensor<8192xbf16> to tensor<8192xf32>
+  %s = kgen.reduce sum %f : tensor<8192xf32> -> f32
+  %b = kgen.broadcast %s : f32 -> tensor<8192xf32>
+  %o = arith.subf %f, %b : tensor<8192xf32>
+  %vw = kgen.load %w[%c0] {vector_width = 8 : i64} : !kgen.vector<bf16> -> tensor<8192xbf16>
+  %fw = arith.extf %vw : tensor<8192xbf16> to tensor<8192xf32>
+  %m = arith.mulf %o, %fw : tensor<8192xf32>
+  %t = arith.truncf %m : tensor<8192xf32> to tensor<8192xbf16>
+  kgen.store %t, %y[%c0] {vector_width = 8 : i64} : tensor<8192xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
+// -----
+
 // Three bf16 row loads of 4 chunks are 48 words: 72 registers, over 64.
 // CHECK-LABEL: gpu.func @wide_many_words(
 // CHECK-SAME: nvvm.maxnreg = 72 : i32

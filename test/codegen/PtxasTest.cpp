@@ -60,8 +60,9 @@ TEST_P(Ptxas, AssemblesWithoutSpills) {
   const ops::OpDef *op = ops::findOp(c.op);
   ASSERT_NE(op, nullptr);
   codegen::Compiler compiler;
-  // 0 = the dynamic kernel; the others cover tails, tiny and long rows.
-  std::vector<int64_t> lengths = {0, 7, 4095, 4096, 16384};
+  // 0 = the dynamic kernel; the others cover tails, tiny and long rows
+  // (8192: 4 chunks over 256 threads, the capped wide blocks).
+  std::vector<int64_t> lengths = {0, 7, 4095, 4096, 8192, 16384};
   if (!op->lengths.empty())
     lengths = op->lengths;
   for (int64_t len : lengths) {
@@ -129,15 +130,15 @@ TEST_P(Ptxas, AssemblesWithoutSpills) {
       EXPECT_EQ(rows, c.dtype == DType::F32 ? 1 : 0) << log;
     }
     // The variant for few rows: on archs with clusters, for static lengths
-    // of at least 256 whole chunks that reduce (4096 and 16384 here, not 7
-    // or 4095) in one level (rmsnorm; layernorm and softmax through their
+    // of at least 256 whole chunks that reduce (4096, 8192 and 16384 here,
+    // not 7 or 4095) in one level (rmsnorm; layernorm and softmax through their
     // one-pass variance and sum of exponentials; not rmsnorm_quant_dynamic's
     // amax of the normalized row), a cluster of blocks per row.
     int cluster = art.ptx.find(".entry k_vec_cluster(") != std::string::npos;
     const codegen::Arch *arch = codegen::findArch(c.arch);
     ASSERT_NE(arch, nullptr);
     bool clusterLength =
-        arch->clusters && !dynamic && (len == 4096 || len == 16384);
+        arch->clusters && !dynamic && len >= 4096 && len % 8 == 0;
     if (cluster) {
       EXPECT_TRUE(clusterLength && reduces) << log;
     }
@@ -145,7 +146,7 @@ TEST_P(Ptxas, AssemblesWithoutSpills) {
       EXPECT_EQ(cluster, clusterLength) << log;
     }
     if (c.op == "softmax") { // rows of at least 1024 chunks
-      bool longRow = len == 16384 || (len == 4096 && c.dtype == DType::F32);
+      bool longRow = len >= 8192 || (len == 4096 && c.dtype == DType::F32);
       EXPECT_EQ(cluster, clusterLength && longRow) << log;
     }
     if (c.op == "rmsnorm_quant_dynamic") {
