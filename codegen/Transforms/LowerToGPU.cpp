@@ -528,13 +528,23 @@ void RowLowering::emitPrefetches(MutableArrayRef<Chunk> chunks) {
   prefetchRows(shared);
 }
 
+/// Whether the variant is launched only on grids past kPrefetchBlocks (its
+/// `kgen.min_rows`), where emitPrefetches' branch is never taken.
+bool RowLowering::alwaysManyBlocks() {
+  auto minRows = kernel->getAttrOfType<IntegerAttr>(kMinRowsAttr);
+  return minRows &&
+         llvm::divideCeil(minRows.getInt(), sched.getRowsPerBlock()) *
+                 std::max<int64_t>(sched.getTiles(), 1) >
+             kPrefetchBlocks;
+}
+
 /// The row stays in registers: `count` chunks are unrolled and their values
 /// (the loads above all) are reused by every phase.
 void RowLowering::emitInRegisters(int64_t count) {
   SmallVector<Chunk> chunks;
   for (int64_t j = 0; j < count; ++j)
     chunks.push_back(makeChunk(cIndex(j), j));
-  if (prefetch)
+  if (prefetch && !alwaysManyBlocks())
     emitPrefetches(chunks);
   emitGathers();
   // Peers write this block's memory once it runs (see ClusterReduce.cpp).

@@ -122,3 +122,40 @@ kgen.kernel @two_rows(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x
   kgen.store %o, %y[%c0] {vector_width = 4 : i64} : tensor<1024xf32>, !kgen.rows<f32>
   kgen.return
 }
+
+// -----
+
+// A variant launched from 8192 rows only (kgen.min_rows), 8 rows a block:
+// at least 1024 blocks, never few, so no prefetch branch. With 2048 rows,
+// 256 blocks (the next case): it keeps the branch.
+// CHECK-LABEL: gpu.func @many_rows(
+// CHECK-NOT: nvvm.prefetch
+// CHECK: gpu.return
+// CHECK-LABEL: gpu.func @many_rows_2048(
+// CHECK: nvvm.prefetch
+kgen.kernel @many_rows(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},
+                       %y: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "y"})
+    attributes {dims = {}, kgen.min_rows = 8192 : i64, schedule = #kgen.schedule<vector = 4, threadsPerRow = 32, rowsPerBlock = 8, chunks = 2, reread = false>} {
+  %c256 = arith.constant 256 : index
+  kgen.domain %c256
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<256xf32>
+  %s = kgen.reduce sum %a : tensor<256xf32> -> f32
+  %bs = kgen.broadcast %s : f32 -> tensor<256xf32>
+  %o = arith.mulf %a, %bs : tensor<256xf32>
+  kgen.store %o, %y[%c0] {vector_width = 4 : i64} : tensor<256xf32>, !kgen.rows<f32>
+  kgen.return
+}
+kgen.kernel @many_rows_2048(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},
+                            %y: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "y"})
+    attributes {dims = {}, kgen.min_rows = 2048 : i64, schedule = #kgen.schedule<vector = 4, threadsPerRow = 32, rowsPerBlock = 8, chunks = 2, reread = false>} {
+  %c256 = arith.constant 256 : index
+  kgen.domain %c256
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<256xf32>
+  %s = kgen.reduce sum %a : tensor<256xf32> -> f32
+  %bs = kgen.broadcast %s : f32 -> tensor<256xf32>
+  %o = arith.mulf %a, %bs : tensor<256xf32>
+  kgen.store %o, %y[%c0] {vector_width = 4 : i64} : tensor<256xf32>, !kgen.rows<f32>
+  kgen.return
+}
