@@ -47,7 +47,7 @@ const std::vector<Arch> &supportedArchs() {
       {"sm_89", 80},
       {"sm_90", 80, true, true, true, true},
       {"sm_90a", 80, true, true, true, true},
-      {"sm_100", 86, true, true, true}};
+      {"sm_100", 86, true, true, true, false, true}};
   return archs;
 }
 
@@ -185,10 +185,12 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
   if (last >= Stage::Gpu) {
     std::string key = "gpu|" + std::to_string(arch->fp8Convert) + "|" +
                       std::to_string(arch->busyRows) + "|" +
-                      std::to_string(arch->gridDependency);
+                      std::to_string(arch->gridDependency) + "|" +
+                      std::to_string(arch->groupRowRegisters);
     if (failed(run(module, key, [&](PassManager &pm) {
           mlir::kgen::KgenLowerToGPUOptions lower;
           lower.busyRows = arch->busyRows;
+          lower.groupRowRegisters = arch->groupRowRegisters;
           lower.prefetch = arch->gridDependency;
           pm.addPass(mlir::kgen::createKgenLowerToGPU(lower));
           mlir::kgen::KgenExpandFP8Options fp8;

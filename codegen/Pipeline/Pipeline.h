@@ -42,6 +42,11 @@ struct Arch {
   /// busy-rows): measured on sm_90; ptxas spilled rmsnorm_quant_dynamic
   /// under that cap for sm_75 to sm_89 and sm_100.
   bool busyRows = false;
+  /// Counts rows chosen per group of rows (adaln's scale and shift) in the
+  /// register cap of wide blocks (kgen-lower-to-gpu's group-row-registers):
+  /// sm_100's ptxas spilled adaln bf16 8192 under the cap without them;
+  /// on sm_90 they cost up to 9% (an H200).
+  bool groupRowRegisters = false;
 };
 const std::vector<Arch> &supportedArchs();
 const Arch *findArch(const std::string &name);

@@ -1,5 +1,6 @@
 // RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu | FileCheck %s
 // RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu=busy-rows=1 | FileCheck %s --check-prefix=BUSY
+// RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu=group-row-registers=1 | FileCheck %s --check-prefix=GROUP
 //
 // The register cap (.maxnreg): a vectorized row of 8 chunks (64 f32 values,
 // half of 128) in a 256-thread block gets 128 registers, so that two blocks
@@ -164,11 +165,14 @@ kgen.kernel @wide_uneven(
 
 // -----
 
-// Rows chosen per group of rows count though loaded after the reduction
-// (adaln's scale and shift): 16 + 2 x 16 words, 72 registers. A row shared
-// by all rows loaded there (a weight) does not (the next case).
+// With group-row-registers (sm_100), rows chosen per group of rows count
+// though loaded after the reduction (adaln's scale and shift): 16 + 2 x 16
+// words, 72 registers; without, 64. A row shared by all rows loaded there
+// (a weight) does not count (the next case).
 // CHECK-LABEL: gpu.func @wide_group_rows(
-// CHECK-SAME: nvvm.maxnreg = 72 : i32
+// CHECK-SAME: nvvm.maxnreg = 64 : i32
+// GROUP-LABEL: gpu.func @wide_group_rows(
+// GROUP-SAME: nvvm.maxnreg = 72 : i32
 kgen.kernel @wide_group_rows(
     %x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
     %sc: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "scale"},
@@ -201,6 +205,8 @@ kgen.kernel @wide_group_rows(
 
 // CHECK-LABEL: gpu.func @wide_late_weight(
 // CHECK-SAME: nvvm.maxnreg = 64 : i32
+// GROUP-LABEL: gpu.func @wide_late_weight(
+// GROUP-SAME: nvvm.maxnreg = 64 : i32
 kgen.kernel @wide_late_weight(
     %x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
     %w: !kgen.vector<bf16> {kgen.align = 16 : i64, kgen.name = "weight"},
