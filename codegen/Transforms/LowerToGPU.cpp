@@ -919,7 +919,8 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
       // With groupRowRegisters, rows chosen per group of rows (adaln's
       // scale and shift, row / N) count too, though loaded late: at 64
       // registers sm_100's ptxas spilled 8 bytes on adaln bf16 8192. On an
-      // H200 the 72 they make cost adaln 1 x 4096 x 8192 36.0 -> 39.2 us.
+      // H200 the 72 registers that gives cost adaln 1 x 4096 x 8192 36.0 ->
+      // 39.2 us.
       int64_t words = 0;
       for (LoadOp l : k.getBody().getOps<LoadOp>())
         if (held.contains(l) ||

@@ -7,7 +7,8 @@
 // fit on an SM; an element-wise row (the `_any` variant) or one of more than
 // 8 chunks gets all the registers the block leaves (255). A row of at most 4
 // chunks launched in blocks of 256 threads or more gets the registers of as
-// many whole blocks as 1024 threads hold, or what its words need.
+// many whole blocks as 1024 threads hold, or what its words need (with
+// group-row-registers, for sm_100, those of rows chosen per group too).
 
 // CHECK-LABEL: gpu.func @held_vec(
 // CHECK-SAME: nvvm.maxnreg = 128 : i32
