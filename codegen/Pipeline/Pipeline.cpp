@@ -186,11 +186,11 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
     std::string key = "gpu|" + std::to_string(arch->fp8Convert) + "|" +
                       std::to_string(arch->busyRows) + "|" +
                       std::to_string(arch->gridDependency) + "|" +
-                      std::to_string(arch->groupRowRegisters);
+                      std::to_string(arch->lateRowRegisters);
     if (failed(run(module, key, [&](PassManager &pm) {
           mlir::kgen::KgenLowerToGPUOptions lower;
           lower.busyRows = arch->busyRows;
-          lower.groupRowRegisters = arch->groupRowRegisters;
+          lower.lateRowRegisters = arch->lateRowRegisters;
           lower.prefetch = arch->gridDependency;
           pm.addPass(mlir::kgen::createKgenLowerToGPU(lower));
           mlir::kgen::KgenExpandFP8Options fp8;

@@ -42,11 +42,13 @@ struct Arch {
   /// busy-rows): measured on sm_90; ptxas spilled rmsnorm_quant_dynamic
   /// under that cap for sm_75 to sm_89 and sm_100.
   bool busyRows = false;
-  /// Counts rows chosen per group of rows (adaln's scale and shift) in the
-  /// register cap of wide blocks (kgen-lower-to-gpu's group-row-registers):
-  /// sm_100's ptxas spilled adaln bf16 8192 under the cap without them;
-  /// on sm_90 they cost up to 9% (an H200).
-  bool groupRowRegisters = false;
+  /// Counts rows loaded after the reductions in the register cap of wide
+  /// blocks (kgen-lower-to-gpu's late-row-registers): rows chosen per group
+  /// of rows (adaln's scale and shift) and a cluster's rows. sm_100's ptxas
+  /// spilled adaln bf16 8192 and the cluster kernels of fused_add_rmsnorm
+  /// and layernorm bf16 65536 without them; on sm_90 they cost up to 9%
+  /// (adaln, an H200).
+  bool lateRowRegisters = false;
 };
 const std::vector<Arch> &supportedArchs();
 const Arch *findArch(const std::string &name);

@@ -369,9 +369,11 @@ void RowLowering::emitScalarStores() {
 /// gemma_rmsnorm (one level, same dtype) up to 1.7 points, layernorm at 8192
 /// 2.2. One held input row and at most one row loaded after the reductions:
 /// more (fused_add_rmsnorm's residual, layernorm's bias, adaln's rows)
-/// spilled.
+/// spilled. Blocks of more than 256 threads keep one block an SM under the
+/// cap as without it (bf16 32768 on 512 threads spilled 4 bytes at 80).
 static bool keepsThreeBlocks(KernelOp k, ScheduleAttr s) {
-  if (s.getChunks() != 8 || s.getReread() || s.getLaunchThreads())
+  if (s.getChunks() != 8 || s.getReread() || s.getLaunchThreads() ||
+      s.getThreadsPerRow() * s.getRowsPerBlock() > 256)
     return false;
   llvm::SetVector<LoadOp> held = rowLoadsHeld(k);
   if (!allVectorized(held.getArrayRef()) ||
@@ -645,23 +647,71 @@ llvm::SetVector<LoadOp> RowLowering::lateLoads(std::optional<int> level) {
   return late;
 }
 
+/// Chunks a trip of a loop of `trips` whole chunks takes. ptxas unrolls a
+/// loop of known trips whole and issues all its loads first: past half the
+/// registers (fused_add_rmsnorm, f32 65536 on 1024 threads: 16 trips of two
+/// loads, 128 words) it spilled up to 140 bytes. Such a loop takes the most
+/// chunks a trip (a power of two dividing `trips`) whose `preload` words
+/// fit, and stays rolled; 0 leaves the loop to ptxas.
+int64_t RowLowering::chunksPerTrip(int64_t trips, ArrayRef<LoadOp> preload) {
+  int64_t words = 0;
+  for (LoadOp l : preload)
+    words +=
+        llvm::divideCeil(vec * getTensorElementType(l.getSource().getType())
+                                   .getIntOrFloatBitWidth(),
+                         32);
+  int64_t budget = maxRegisters / 2;
+  if (words == 0 || trips * words <= budget)
+    return 0;
+  int64_t n = 1;
+  while (trips % (2 * n) == 0 && 2 * n * words <= budget)
+    n *= 2;
+  return n;
+}
+
 /// This thread's chunks [lb, ub), one per loop trip, threading the values
 /// `body` returns. `inside`: every such chunk lies in the row (no masks);
 /// then the loads in `preload` are issued before `body` runs (ahead of the
-/// stores of an in-place row).
+/// stores of an in-place row). `trips`: ub - lb, when known (then lb is 0).
 SmallVector<Value> RowLowering::chunkLoop(
     Value lb, Value ub, bool inside, ValueRange inits, ArrayRef<LoadOp> preload,
-    function_ref<SmallVector<Value>(Chunk &, ValueRange)> body) {
-  auto loop = scf::ForOp::create(b, loc, lb, ub, cIndex(1), inits);
+    function_ref<SmallVector<Value>(Chunk &, ValueRange)> body,
+    std::optional<int64_t> trips) {
+  int64_t perTrip = inside && trips ? chunksPerTrip(*trips, preload) : 0;
+  auto loop = scf::ForOp::create(b, loc, lb, ub,
+                                 cIndex(std::max<int64_t>(perTrip, 1)), inits);
   OpBuilder::InsertionGuard g(b);
   if (inits.empty()) // the builder added an empty yield
     loop.getBody()->getTerminator()->erase();
   b.setInsertionPointToStart(loop.getBody());
-  Chunk c = makeChunk(loop.getInductionVar(), std::nullopt, inside);
-  if (inside)
+  if (perTrip == 0) {
+    Chunk c = makeChunk(loop.getInductionVar(), std::nullopt, inside);
+    if (inside)
+      for (LoadOp l : preload)
+        chunkValue(l.getResult(), c);
+    scf::YieldOp::create(b, loc, body(c, loop.getRegionIterArgs()));
+    return SmallVector<Value>(loop.getResults());
+  }
+  // Every chunk's loads, then the bodies in order.
+  SmallVector<Chunk> chunks;
+  for (int64_t i = 0; i < perTrip; ++i) {
+    Value j = arith::AddIOp::create(b, loc, loop.getInductionVar(), cIndex(i));
+    chunks.push_back(makeChunk(j, std::nullopt, inside));
     for (LoadOp l : preload)
-      chunkValue(l.getResult(), c);
-  scf::YieldOp::create(b, loc, body(c, loop.getRegionIterArgs()));
+      chunkValue(l.getResult(), chunks.back());
+  }
+  SmallVector<Value> values(loop.getRegionIterArgs());
+  for (Chunk &c : chunks)
+    values = body(c, values);
+  scf::YieldOp::create(b, loc, values);
+  auto keepRolled = LLVM::LoopAnnotationAttr::get(
+      b.getContext(), {}, {}, {},
+      LLVM::LoopUnrollAttr::get(b.getContext(), /*disable=*/b.getBoolAttr(true),
+                                {}, {}, {}, {}, {}, {}),
+      {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});
+  // scf-to-cf copies the loop's attributes onto its back edge, where
+  // llvm.br takes `loop_annotation` as its own (LLVM's !llvm.loop).
+  loop->setAttr("loop_annotation", keepRolled);
   return SmallVector<Value>(loop.getResults());
 }
 
@@ -708,8 +758,11 @@ SmallVector<Value> RowLowering::rowLoop(
   if (!split)
     return chunkLoop(cIndex(0), steps(), exact, inits, preload, body);
   Value whole = over(length);
+  std::optional<int64_t> trips;
+  if (!launched && staticLength)
+    trips = *staticLength / (tpr * vec);
   SmallVector<Value> values =
-      chunkLoop(cIndex(0), whole, true, inits, preload, body);
+      chunkLoop(cIndex(0), whole, true, inits, preload, body, trips);
   if (exact)
     return values;
   return chunkLoop(whole, steps(), false, values, preload, body);
@@ -916,15 +969,22 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
     if (vectorized && !held.empty() && !s.getLaunchThreads() &&
         launched >= kWideBlock && s.getChunks() <= kFewChunks) {
       // The row's words as loaded, and the rest of the kernel's registers.
-      // With groupRowRegisters, rows chosen per group of rows (adaln's
-      // scale and shift, row / N) count too, though loaded late: at 64
-      // registers sm_100's ptxas spilled 8 bytes on adaln bf16 8192. On an
-      // H200 the 72 registers that gives cost adaln 1 x 4096 x 8192 36.0 ->
-      // 39.2 us.
+      // With lateRowRegisters, some rows loaded after the reductions count
+      // too: at 64 registers sm_100's ptxas spilled 8 bytes on adaln bf16
+      // 8192 (rows chosen per group of rows: scale and shift, row / N) and
+      // 4 to 12 on a cluster's blocks of 65536 (fused_add_rmsnorm and
+      // layernorm: every row). On an H200 the 72 registers that gives cost
+      // adaln 1 x 4096 x 8192 36.0 -> 39.2 us.
+      auto counts = [&](LoadOp l) {
+        if (held.contains(l))
+          return true;
+        return lateRowRegisters &&
+               isa<RankedTensorType>(l.getResult().getType()) &&
+               (s.getCluster() || l.getSource().getDefiningOp<GroupOp>());
+      };
       int64_t words = 0;
       for (LoadOp l : k.getBody().getOps<LoadOp>())
-        if (held.contains(l) ||
-            (groupRowRegisters && l.getSource().getDefiningOp<GroupOp>()))
+        if (counts(l))
           words +=
               llvm::divideCeil(s.getChunks() * s.getVector() *
                                    getTensorElementType(l.getSource().getType())
@@ -1009,8 +1069,8 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
     else
       func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({block, 1, 1}));
     bool busyRow = busyRows && keepsThreeBlocks(k, s);
-    func->setAttr("nvvm.maxnreg",
-                  b.getI32IntegerAttr(registerCap(k, s, busyRow)));
+    int32_t maxRegisters = registerCap(k, s, busyRow);
+    func->setAttr("nvvm.maxnreg", b.getI32IntegerAttr(maxRegisters));
     func->setAttr(kAbiAttr, b.getArrayAttr(abi));
     if (s.getCluster()) // .reqnctapercluster: a plain launch forms them
       func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
@@ -1018,6 +1078,7 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
     b.setInsertionPointToStart(&func.getBody().front());
     RowLowering lowering(b, k, func);
     lowering.busyRow = busyRow;
+    lowering.maxRegisters = maxRegisters;
     lowering.prefetch = prefetch;
     lowering.clusterSlots = clusterSlots;
     return lowering.run();

@@ -122,9 +122,10 @@ def KgenLowerToGPU : Pass<"kgen-lower-to-gpu", "ModuleOp"> {
   let options = [
     Option<"busyRows", "busy-rows", "bool", "false",
            "Three blocks an SM for long busy bf16 rows (measured on sm_90)">,
-    Option<"groupRowRegisters", "group-row-registers", "bool", "false",
-           "Count rows chosen per group of rows in the register cap of wide "
-           "blocks (sm_100: ptxas spilled adaln without them)">,
+    Option<"lateRowRegisters", "late-row-registers", "bool", "false",
+           "Count rows loaded late (chosen per group of rows, or in a "
+           "cluster) in the register cap of wide blocks (sm_100: ptxas "
+           "spilled without them)">,
     Option<"prefetch", "prefetch", "bool", "false",
            "Prefetch a held row's lines to L2 before any memory access (for "
            "kernels that wait on the grids before them)">,

@@ -112,10 +112,12 @@ private:
   void prefetchLines(LoadOp l, int64_t count);
   void rewiden(Chunk &c);
   void emitRereading();
+  int64_t chunksPerTrip(int64_t trips, ArrayRef<LoadOp> preload);
   SmallVector<Value>
   chunkLoop(Value lb, Value ub, bool inside, ValueRange inits,
             ArrayRef<LoadOp> preload,
-            function_ref<SmallVector<Value>(Chunk &, ValueRange)> body);
+            function_ref<SmallVector<Value>(Chunk &, ValueRange)> body,
+            std::optional<int64_t> trips = std::nullopt);
   SmallVector<Value>
   rowLoop(bool split, ValueRange inits, ArrayRef<LoadOp> preload,
           function_ref<SmallVector<Value>(Chunk &, ValueRange)> body);
@@ -168,6 +170,8 @@ public:
   bool busyRow = false;
   /// Prefetch the held row's chunks to L2 at the start (see emitPrefetches).
   bool prefetch = false;
+  /// The kernel's `.maxnreg` (LowerToGPU's registerCap).
+  int64_t maxRegisters = 255;
   std::optional<int64_t> staticLength;
   /// The shortest row the variant is launched on (staticLength, or a
   /// kgen.min_domain): chunks that lie before it need no mask.

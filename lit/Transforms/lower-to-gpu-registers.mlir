@@ -1,6 +1,6 @@
 // RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu | FileCheck %s
 // RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu=busy-rows=1 | FileCheck %s --check-prefix=BUSY
-// RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu=group-row-registers=1 | FileCheck %s --check-prefix=GROUP
+// RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu=late-row-registers=1 | FileCheck %s --check-prefix=LATE
 //
 // The register cap (.maxnreg): a vectorized row of 8 chunks (64 f32 values,
 // half of 128) in a 256-thread block gets 128 registers, so that two blocks
@@ -8,7 +8,8 @@
 // 8 chunks gets all the registers the block leaves (255). A row of at most 4
 // chunks launched in blocks of 256 threads or more gets the registers of as
 // many whole blocks as 1024 threads hold, or what its words need (with
-// group-row-registers, for sm_100, those of rows chosen per group too).
+// late-row-registers, for sm_100, those of rows loaded after the reductions
+// when chosen per group of rows or in a cluster's blocks).
 
 // CHECK-LABEL: gpu.func @held_vec(
 // CHECK-SAME: nvvm.maxnreg = 128 : i32
@@ -101,6 +102,30 @@ kgen.kernel @busy_narrow(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name 
 
 // -----
 
+// Over 512 threads (bf16 32768) the three-block cap would still leave one
+// block an SM: no cap, no re-widening (80 registers spilled).
+// BUSY-LABEL: gpu.func @busy_wide(
+// BUSY-SAME: nvvm.maxnreg = 128 : i32
+// BUSY-NOT: arith.shli
+// BUSY: gpu.return
+kgen.kernel @busy_wide(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
+                       %y: !kgen.rows<f8E4M3FN> {kgen.align = 16 : i64, kgen.name = "y"})
+    attributes {dims = {n = 32768 : i64}, schedule = #kgen.schedule<vector = 8, threadsPerRow = 512, rowsPerBlock = 1, chunks = 8, reread = false>} {
+  %n = arith.constant 32768 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<32768xbf16>
+  %f = arith.extf %v : tensor<32768xbf16> to tensor<32768xf32>
+  %s = kgen.reduce sum %f : tensor<32768xf32> -> f32
+  %b = kgen.broadcast %s : f32 -> tensor<32768xf32>
+  %o = arith.subf %f, %b : tensor<32768xf32>
+  %t = arith.truncf %o : tensor<32768xf32> to tensor<32768xf8E4M3FN>
+  kgen.store %t, %y[%c0] {vector_width = 8 : i64} : tensor<32768xf8E4M3FN>, !kgen.rows<f8E4M3FN>
+  kgen.return
+}
+
+// -----
+
 // The same row in f16: no shift re-widens it, so it keeps two blocks.
 // BUSY-LABEL: gpu.func @busy_f16(
 // BUSY-SAME: nvvm.maxnreg = 128 : i32
@@ -166,14 +191,14 @@ kgen.kernel @wide_uneven(
 
 // -----
 
-// With group-row-registers (sm_100), rows chosen per group of rows count
+// With late-row-registers (sm_100), rows chosen per group of rows count
 // though loaded after the reduction (adaln's scale and shift): 16 + 2 x 16
 // words, 72 registers; without, 64. A row shared by all rows loaded there
-// (a weight) does not count (the next case).
+// (a weight) does not count outside a cluster (the next case).
 // CHECK-LABEL: gpu.func @wide_group_rows(
 // CHECK-SAME: nvvm.maxnreg = 64 : i32
-// GROUP-LABEL: gpu.func @wide_group_rows(
-// GROUP-SAME: nvvm.maxnreg = 72 : i32
+// LATE-LABEL: gpu.func @wide_group_rows(
+// LATE-SAME: nvvm.maxnreg = 72 : i32
 kgen.kernel @wide_group_rows(
     %x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
     %sc: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "scale"},
@@ -206,8 +231,8 @@ kgen.kernel @wide_group_rows(
 
 // CHECK-LABEL: gpu.func @wide_late_weight(
 // CHECK-SAME: nvvm.maxnreg = 64 : i32
-// GROUP-LABEL: gpu.func @wide_late_weight(
-// GROUP-SAME: nvvm.maxnreg = 64 : i32
+// LATE-LABEL: gpu.func @wide_late_weight(
+// LATE-SAME: nvvm.maxnreg = 64 : i32
 kgen.kernel @wide_late_weight(
     %x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
     %w: !kgen.vector<bf16> {kgen.align = 16 : i64, kgen.name = "weight"},
@@ -226,6 +251,40 @@ kgen.kernel @wide_late_weight(
   %m = arith.mulf %o, %fw : tensor<8192xf32>
   %t = arith.truncf %m : tensor<8192xf32> to tensor<8192xbf16>
   kgen.store %t, %y[%c0] {vector_width = 8 : i64} : tensor<8192xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
+// -----
+
+// In a cluster's blocks (8 of 256 threads x 4 chunks a row of 65536) the
+// rows loaded late count with late-row-registers: 16 + 2 x 16 words, 72
+// registers (sm_100 spilled layernorm at 64).
+// CHECK-LABEL: gpu.func @wide_cluster_late(
+// CHECK-SAME: nvvm.maxnreg = 64 : i32
+// LATE-LABEL: gpu.func @wide_cluster_late(
+// LATE-SAME: nvvm.maxnreg = 72 : i32
+kgen.kernel @wide_cluster_late(
+    %x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
+    %w: !kgen.vector<bf16> {kgen.align = 16 : i64, kgen.name = "weight"},
+    %c: !kgen.vector<bf16> {kgen.align = 16 : i64, kgen.name = "bias"},
+    %y: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "y"})
+    attributes {dims = {n = 65536 : i64}, schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 4, reread = false, tiles = 8, cluster = true>} {
+  %n = arith.constant 65536 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<65536xbf16>
+  %f = arith.extf %v : tensor<65536xbf16> to tensor<65536xf32>
+  %s = kgen.reduce sum %f : tensor<65536xf32> -> f32
+  %b = kgen.broadcast %s : f32 -> tensor<65536xf32>
+  %o = arith.subf %f, %b : tensor<65536xf32>
+  %vw = kgen.load %w[%c0] {vector_width = 8 : i64} : !kgen.vector<bf16> -> tensor<65536xbf16>
+  %fw = arith.extf %vw : tensor<65536xbf16> to tensor<65536xf32>
+  %vc = kgen.load %c[%c0] {vector_width = 8 : i64} : !kgen.vector<bf16> -> tensor<65536xbf16>
+  %fc = arith.extf %vc : tensor<65536xbf16> to tensor<65536xf32>
+  %m = arith.mulf %o, %fw : tensor<65536xf32>
+  %a = arith.addf %m, %fc : tensor<65536xf32>
+  %t = arith.truncf %a : tensor<65536xf32> to tensor<65536xbf16>
+  kgen.store %t, %y[%c0] {vector_width = 8 : i64} : tensor<65536xbf16>, !kgen.rows<bf16>
   kgen.return
 }
 

@@ -202,6 +202,48 @@ kgen.kernel @rolled_whole(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name
 
 // -----
 
+// A re-read row whose loops ptxas would unroll whole: 16 trips of two f32
+// loads are 128 words, over half the 64 registers of 1024 threads. Each
+// trip takes the 4 chunks (32 words) that fit, loads first, and the loop
+// stays rolled (unroll disabled); the last loop loads three rows, 2 a trip.
+// CHECK: #[[ROLLED:.+]] = #llvm.loop_unroll<disable = true>
+// CHECK-LABEL: gpu.func @rolled_in_flight(
+// CHECK-SAME: nvvm.maxnreg = 64 : i32
+// CHECK: %[[C4:.+]] = arith.constant 4 : index
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[C4]]
+// CHECK-COUNT-8: llvm.load {{.+}} -> vector<4xf32>
+// CHECK-NOT: llvm.load
+// CHECK: arith.addf
+// CHECK: } {loop_annotation = #{{.+}}}
+// CHECK: %[[C2:.+]] = arith.constant 2 : index
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[C2]]
+// CHECK-COUNT-6: llvm.load
+// CHECK-NOT: llvm.load
+// CHECK: } {loop_annotation = #{{.+}}}
+kgen.kernel @rolled_in_flight(
+    %x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},
+    %r: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "r"},
+    %w: !kgen.vector<f32> {kgen.align = 16 : i64, kgen.name = "w"},
+    %y: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "y"})
+    attributes {dims = {n = 65536 : i64}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 1024, rowsPerBlock = 1, chunks = 16, reread = true>} {
+  %n = arith.constant 65536 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<65536xf32>
+  %c = kgen.load %r[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<65536xf32>
+  %f = arith.addf %a, %c : tensor<65536xf32>
+  %q = arith.mulf %f, %f : tensor<65536xf32>
+  %s = kgen.reduce sum %q : tensor<65536xf32> -> f32
+  %b = kgen.broadcast %s : f32 -> tensor<65536xf32>
+  %m = arith.mulf %f, %b : tensor<65536xf32>
+  %wv = kgen.load %w[%c0] {vector_width = 4 : i64} : !kgen.vector<f32> -> tensor<65536xf32>
+  %o = arith.mulf %m, %wv : tensor<65536xf32>
+  kgen.store %o, %y[%c0] {vector_width = 4 : i64} : tensor<65536xf32>, !kgen.rows<f32>
+  kgen.return
+}
+
+// -----
+
 // A row that fits one warp (8 threads): the reduction is a butterfly of
 // gpu.shuffle xor over offsets 4, 2, 1, with no shared memory or barrier.
 // The per-row result goes to a !kgen.scalars tensor from lane 0 only.
