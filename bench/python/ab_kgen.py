@@ -5,13 +5,16 @@ schedules; the torch bench gives the comparison with PyTorch.
 
   python3 bench/python/ab_kgen.py LIB OPS TOKENS HIDDENS KERNELS_DIR...
 
-OPS, TOKENS and HIDDENS are comma lists (bf16, the norms suite's ops, rope_neox,
+OPS, TOKENS and HIDDENS are comma lists (the norms suite's ops, rope_neox,
 the activations, adaln); a token BxN (adaln) is B batch items of N rows.
+The ops run in bf16, or in f32 with KGEN_AB_DTYPE=f32 (tensors of a fixed
+dtype, as an fp8 output, keep it).
 A bundle without a kernel specialized for a hidden size runs its dynamic one.
 Prints the same-run memcpy bandwidth, then CSV: op, T, h, then per bundle
 its us, its % of memcpy (minimum bytes over time) and the variant
 launched."""
 import math
+import os
 import sys
 
 import torch
@@ -26,6 +29,11 @@ def main():
         raise SystemExit(__doc__)
     lib, ops, toks, hids = sys.argv[1:5]
     dirs = sys.argv[5:]
+    if os.environ.get("KGEN_AB_DTYPE", "bf16") == "f32":
+        tb.DTYPE = "f32"
+        fixed = tb.dtype_of
+        tb.dtype_of = lambda op, name: (
+            "float32" if fixed(op, name) == "bfloat16" else fixed(op, name))
     kg.load(lib)
     tb.setup_torch()
     dev = torch.device("cuda")
