@@ -79,6 +79,25 @@ if [ -f "$dir/kernels-sm80/manifest.tsv" ]; then
     trc=$frc
   fi
 fi
+# Runs the norm tests (KgenGpu.*) of bundle KERNELS on ROWS (and LENGTHS,
+# when given) into gpu-tests-NAME.txt, prints the verdict after LABEL and
+# adds a failure to the check's.
+extra_tests() {
+  local name=$1 label=$2 limit=$3 kernels=$4 rows=$5 lengths=${6:-}
+  local xlog="$out/gpu-tests-$name.txt" xrc xfail
+  env KGEN_KERNEL_DIR="$kernels" KGEN_GPU_TEST_ROWS="$rows" \
+    ${lengths:+KGEN_GPU_TEST_LENGTHS="$lengths"} \
+    timeout -k 10 "$limit" "$tests" --gtest_filter='KgenGpu.*' > "$xlog" 2>&1
+  xrc=$?
+  grep -E '^\[  PASSED  \]|^\[  FAILED  \] [0-9]' "$xlog" | sed "s/^/$label: /"
+  if [ "$xrc" -ne 0 ]; then
+    echo "$label: tests FAILED (exit $xrc):"
+    grep -E '^\[  FAILED  \] KgenGpu|\(seed [0-9]+\)' "$xlog" | cut -c1-300 | head -n 10
+    xfail=$(grep -cE '^\[  FAILED  \] KgenGpu[^ ,]*(,|$)' "$xlog")
+    case "$nfail" in ''|*[!0-9]*) nfail=$xfail ;; *) nfail=$((nfail + xfail)) ;; esac
+    trc=$xrc
+  fi
+}
 # The block widths of the dynamic kernels over x threads a row by y rows
 # (their aligned rows are multiples of 16 elements): re-read rows past the
 # held variants (bf16 over 32768 elements, f32 over 16384) over 1024
@@ -88,40 +107,15 @@ fi
 # a block; rows held a warp a row (`_vec_warp`, from 4096 rows: bf16 528,
 # 768, 1008 and 1024, f32 272, 496 and 512), 2 to 4 rows a block. Few rows
 # keep it short.
-KGEN_KERNEL_DIR="$dir/kernels" \
-  KGEN_GPU_TEST_LENGTHS=16,128,240,272,496,512,528,768,1008,1024,20480,40000,65536 \
-  KGEN_GPU_TEST_ROWS=1,7,300,4100 timeout -k 10 240 "$tests" \
-  --gtest_filter='KgenGpu.*' > "$out/gpu-tests-long.txt" 2>&1
-lrc=$?
-grep -E '^\[  PASSED  \]|^\[  FAILED  \] [0-9]' "$out/gpu-tests-long.txt" |
-  sed 's/^/block widths (16 to 65536 elements): /'
-if [ "$lrc" -ne 0 ]; then
-  echo "block-width tests FAILED (exit $lrc):"
-  grep -E '^\[  FAILED  \] KgenGpu|\(seed [0-9]+\)' "$out/gpu-tests-long.txt" |
-    cut -c1-300 | head -n 10
-  lfail=$(grep -cE '^\[  FAILED  \] KgenGpu[^ ,]*(,|$)' "$out/gpu-tests-long.txt")
-  case "$nfail" in ''|*[!0-9]*) nfail=$lfail ;; *) nfail=$((nfail + lfail)) ;; esac
-  trc=$lrc
-fi
+extra_tests long "block widths (16 to 65536 elements)" 240 "$dir/kernels" \
+  1,7,300,4100 16,128,240,272,496,512,528,768,1008,1024,20480,40000,65536
 # The norm ops' kernels specialized for the issue's further hidden sizes
 # (64 to 65536: 512 and 1024 threads, re-read rows, clusters), when
 # scripts/prepare-gpu.sh emitted them: `_vec_cluster` at 1 and 7 rows,
 # `_vec` at 300.
 if [ -f "$dir/kernels-hidden/manifest.tsv" ]; then
-  KGEN_KERNEL_DIR="$dir/kernels-hidden" KGEN_GPU_TEST_ROWS=1,7,300 \
-    timeout -k 10 120 "$tests" --gtest_filter='KgenGpu.*' \
-    > "$out/gpu-tests-hidden.txt" 2>&1
-  hrc=$?
-  grep -E '^\[  PASSED  \]|^\[  FAILED  \] [0-9]' "$out/gpu-tests-hidden.txt" |
-    sed 's/^/specialized hidden 64 to 65536: /'
-  if [ "$hrc" -ne 0 ]; then
-    echo "specialized hidden tests FAILED (exit $hrc):"
-    grep -E '^\[  FAILED  \] KgenGpu|\(seed [0-9]+\)' "$out/gpu-tests-hidden.txt" |
-      cut -c1-300 | head -n 10
-    hfail=$(grep -cE '^\[  FAILED  \] KgenGpu[^ ,]*(,|$)' "$out/gpu-tests-hidden.txt")
-    case "$nfail" in ''|*[!0-9]*) nfail=$hfail ;; *) nfail=$((nfail + hfail)) ;; esac
-    trc=$hrc
-  fi
+  extra_tests hidden "specialized hidden 64 to 65536" 120 \
+    "$dir/kernels-hidden" 1,7,300
 fi
 # The worst error per kernel group, relative to the tolerance.
 echo "-- worst |err|/tol over all groups:"
