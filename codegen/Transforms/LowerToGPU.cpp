@@ -14,6 +14,14 @@ using namespace mlir::kgen;
 
 static bool isRowValue(Value v) { return isa<RankedTensorType>(v.getType()); }
 
+/// 32-bit registers that `elements` elements of `l`'s tensor take as loaded.
+static int64_t loadedWords(LoadOp l, int64_t elements) {
+  return llvm::divideCeil(
+      elements *
+          getTensorElementType(l.getSource().getType()).getIntOrFloatBitWidth(),
+      32);
+}
+
 RowLowering::RowLowering(OpBuilder &b, KernelOp kernel, gpu::GPUFuncOp func)
     : b(b), loc(kernel.getLoc()), kernel(kernel), func(func),
       sched(kernel.getScheduleAttr()), vec(sched.getVector()) {}
@@ -656,10 +664,7 @@ llvm::SetVector<LoadOp> RowLowering::lateLoads(std::optional<int> level) {
 int64_t RowLowering::chunksPerTrip(int64_t trips, ArrayRef<LoadOp> preload) {
   int64_t words = 0;
   for (LoadOp l : preload)
-    words +=
-        llvm::divideCeil(vec * getTensorElementType(l.getSource().getType())
-                                   .getIntOrFloatBitWidth(),
-                         32);
+    words += loadedWords(l, vec);
   int64_t budget = maxRegisters / 2;
   if (words == 0 || trips * words <= budget)
     return 0;
@@ -978,18 +983,13 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
       auto counts = [&](LoadOp l) {
         if (held.contains(l))
           return true;
-        return lateRowRegisters &&
-               isa<RankedTensorType>(l.getResult().getType()) &&
+        return lateRowRegisters && isRowValue(l.getResult()) &&
                (s.getCluster() || l.getSource().getDefiningOp<GroupOp>());
       };
       int64_t words = 0;
       for (LoadOp l : k.getBody().getOps<LoadOp>())
         if (counts(l))
-          words +=
-              llvm::divideCeil(s.getChunks() * s.getVector() *
-                                   getTensorElementType(l.getSource().getType())
-                                       .getIntOrFloatBitWidth(),
-                               32);
+          words += loadedWords(l, s.getChunks() * s.getVector());
       int64_t need = llvm::alignTo(words + kRegistersBesideRow, 8);
       // As many whole blocks as kWideBlockResidentThreads hold, in whole
       // 8-register steps (as ptxas allocates them).
