@@ -139,19 +139,44 @@ bool RowLowering::isWritten(Value tensor) {
                       [&](Value r) { return written.contains(r); });
 }
 
-/// Row pointers of kgen.group and kgen.heads, once per thread. Their index
-/// operands are already lowered.
+/// Where this thread's row of a kgen.group starts: row `row / group`.
+Value RowLowering::groupRow(GroupOp g) {
+  Value src = g.getSource();
+  Value q =
+      arith::DivUIOp::create(b, loc, row, toI64(map.lookup(g.getGroup())));
+  Value off = isa<RowsType>(src.getType())
+                  ? (Value)arith::MulIOp::create(b, loc, q, pitch[src])
+                  : q;
+  return gep(rawPtr[src], off, getTensorElementType(src.getType()));
+}
+
+/// Whether a kgen.group's pointer can wait until the held row's loads are
+/// issued (emitLateRowMaps): only row loads the held row does not hold read
+/// it. Its division (a 64-bit one: a branch and a call in SASS) came before
+/// those loads, and ptxas does not move a load above a branch: on an H200,
+/// adaln's first load came ~40 instructions later than layernorm's.
+bool RowLowering::isLateRowMap(GroupOp g) {
+  llvm::SetVector<LoadOp> held = rowLoadsHeld(kernel);
+  return llvm::all_of(g.getResult().getUsers(), [&](Operation *user) {
+    auto l = dyn_cast<LoadOp>(user);
+    return l && isRowValue(l.getResult()) && !held.contains(l);
+  });
+}
+
+void RowLowering::emitLateRowMaps() {
+  for (GroupOp g : kernel.getBody().getOps<GroupOp>())
+    if (!base.contains(g.getResult()))
+      base[g.getResult()] = groupRow(g);
+}
+
+/// Row pointers of kgen.group and kgen.heads, once per thread (but late
+/// groups, isLateRowMap). Their index operands are already lowered.
 void RowLowering::emitRowMaps() {
   auto i64 = [&](Value index) { return toI64(map.lookup(index)); };
   for (Operation &op : kernel.getBody().front()) {
     if (auto g = dyn_cast<GroupOp>(op)) {
-      Value src = g.getSource();
-      Type elem = getTensorElementType(src.getType());
-      Value q = arith::DivUIOp::create(b, loc, row, i64(g.getGroup()));
-      Value off = isa<RowsType>(src.getType())
-                      ? (Value)arith::MulIOp::create(b, loc, q, pitch[src])
-                      : q;
-      base[g.getResult()] = gep(rawPtr[src], off, elem);
+      if (!isLateRowMap(g))
+        base[g.getResult()] = groupRow(g);
     } else if (auto h = dyn_cast<HeadsOp>(op)) {
       Type elem = getTensorElementType(h.getResult().getType());
       SmallVector<Value> firsts; // first sub-row of each part
@@ -535,7 +560,18 @@ void RowLowering::emitPrefetches(MutableArrayRef<Chunk> chunks) {
       arith::ConstantIntOp::create(b, loc, b.getI64Type(), 0));
   auto ifFirst = scf::IfOp::create(b, loc, TypeRange{}, row0, false);
   b.setInsertionPoint(ifFirst.thenBlock()->getTerminator());
+  // A late group's pointer (emitLateRowMaps) is not there yet: this branch
+  // computes its own, for the prefetches alone.
+  SmallVector<Value> local;
+  for (LoadOp l : shared)
+    if (auto g = l.getSource().getDefiningOp<GroupOp>();
+        g && !base.contains(g.getResult())) {
+      base[g.getResult()] = groupRow(g);
+      local.push_back(g.getResult());
+    }
   prefetchRows(shared);
+  for (Value v : local)
+    base.erase(v);
 }
 
 /// Whether the variant is launched only on grids past kPrefetchBlocks (its
@@ -567,6 +603,7 @@ void RowLowering::emitInRegisters(int64_t count) {
   for (Chunk &c : chunks)
     for (LoadOp l : held)
       chunkValue(l.getResult(), c);
+  emitLateRowMaps();
   // A cluster's few rows wait on latency, not bandwidth: its blocks hold
   // little, so the weights are loaded with the row, not after the barriers.
   if (sched.getCluster() && count <= kClusterPreloadChunks)
@@ -777,6 +814,7 @@ SmallVector<Value> RowLowering::rowLoop(
 /// each pass reads its inputs again (from L2 after the first).
 void RowLowering::emitRereading() {
   emitGathers();
+  emitLateRowMaps();
   auto accType = mlir::VectorType::get({vec}, b.getF32Type());
   SmallVector<LoadOp> held = rowLoadsHeld(kernel).takeVector();
   // The element-wise accesses of the `_any` fallback keep one masked loop:

@@ -102,6 +102,9 @@ private:
   Value reduceVector(ReduceOp r, Value acc);
   void emitPrologue();
   void emitRowMaps();
+  Value groupRow(GroupOp g);
+  bool isLateRowMap(GroupOp g);
+  void emitLateRowMaps();
   void emitGathers();
   /// The chunk's row stores; only those of reduction `level` when given.
   void emitStores(Chunk &c, std::optional<int> level = std::nullopt);

@@ -1,5 +1,5 @@
-// RUN: kgen-opt %s --kgen-lower-to-gpu | FileCheck %s
-// RUN: kgen-opt %s --kgen-lower-to-gpu | kgen-opt | FileCheck %s
+// RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu | FileCheck %s
+// RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu | kgen-opt -split-input-file | FileCheck %s
 
 // x[r] * table[index[r / n]] over heads of q and k: the heads' row pointer
 // is picked per thread (q below h_q, else k), the table row is clamped to
@@ -45,5 +45,37 @@ kgen.kernel @row_maps(%q: !kgen.rows<f32> {kgen.name = "q", kgen.align = 16 : i6
   %c = kgen.load %cs[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<4xf32>
   %o = arith.mulf %a, %c : tensor<4xf32>
   kgen.store %o, %qk[%c0] {vector_width = 4 : i64} : tensor<4xf32>, !kgen.rows<f32>
+  kgen.return
+}
+
+// -----
+
+// A per-batch row (row / n) that only the stores read (adaln's scale): its
+// pointer and the division come after the held row's loads, which they
+// would otherwise delay. The row held for the reduction (x) is loaded first.
+// CHECK-LABEL: gpu.func @late_group(
+// CHECK-NOT: arith.divui %{{.+}}, %{{.+}} : i64
+// CHECK: llvm.load {{.*}} -> vector<4xf32>
+// CHECK: arith.divui %{{.+}}, %{{.+}} : i64
+// CHECK: gpu.shuffle
+// CHECK: llvm.load {{.*}} -> vector<4xf32>
+// CHECK: llvm.store {{.*}} : vector<4xf32>
+kgen.kernel @late_group(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},
+                        %s: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "scale"},
+                        %y: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "y"},
+                        %n: index {kgen.name = "n"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 32, rowsPerBlock = 1, chunks = 1, reread = false>} {
+  %c128 = arith.constant 128 : index
+  kgen.domain %c128
+  %c0 = arith.constant 0 : index
+  %sb = kgen.group %s by %n : !kgen.rows<f32>
+  %a = kgen.load %x[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<128xf32>
+  %sq = arith.mulf %a, %a : tensor<128xf32>
+  %t = kgen.reduce sum %sq : tensor<128xf32> -> f32
+  %bt = kgen.broadcast %t : f32 -> tensor<128xf32>
+  %o = arith.mulf %a, %bt : tensor<128xf32>
+  %sv = kgen.load %sb[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<128xf32>
+  %r = arith.mulf %sv, %o : tensor<128xf32>
+  kgen.store %r, %y[%c0] {vector_width = 4 : i64} : tensor<128xf32>, !kgen.rows<f32>
   kgen.return
 }
