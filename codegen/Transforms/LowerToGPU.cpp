@@ -509,9 +509,16 @@ void RowLowering::prefetchLines(LoadOp l, int64_t count) {
 /// launched behind another fetches them while that one runs. On an H200
 /// (bf16, back-to-back calls) 1 to 128 rows took 3-35% less (e.g. rmsnorm
 /// 1 x 4096 1.53 -> 1.25 us, layernorm 32 x 8192 2.78 -> 2.10), grids of
-/// 129 to 256 blocks 11-18%. Grids of at most kPrefetchBlocks blocks only:
-/// with no limit, 4096 rows lost up to 4.6% (silu_and_mul x 11008, 62.4 ->
-/// 65.3 us), and 512, 1024 or 2048 won and lost at 512 rows (bench/RESULTS.md).
+/// 129 to 256 blocks 11-18%. In a larger grid only its first
+/// kPrefetchBlocks blocks prefetch: they are the ones placed while the grid
+/// ahead drains. That took 512 to 4096 rows 2-21% less (rmsnorm 512 x 4096
+/// 3.69 -> 2.92 us, layernorm 1024 x 8192 11.62 -> 9.58; every block of
+/// 4096 rows prefetching lost up to 4.6%, silu_and_mul x 11008). A kernel
+/// that writes a row it loads (fused_add_rmsnorm, rope) keeps to grids of
+/// at most kPrefetchBlocks: fused_add_rmsnorm lost 5-7% at 512 rows of 4096
+/// and 8192 (bench/RESULTS.md); so do rows chosen by an index
+/// (prefetchFirstBlocks) and rows of 8 chunks a thread (the dynamic
+/// rmsnorm_quant_dynamic's `_vec_n16384` spilled 14 bytes at 80 registers).
 /// A vector every row reads (a weight) is prefetched by row 0's threads
 /// only: a prefetch goes to L2 each time, where the weight's loads hit L1;
 /// every row prefetching its weight, layernorm 4096 x 2048 took 10.8 -> 17.0
@@ -536,9 +543,16 @@ void RowLowering::emitPrefetches(MutableArrayRef<Chunk> chunks) {
   // 16384) took 5-19% longer prefetched at 128 and 256 rows.
   if (lines && rowLoads.size() > 1)
     return;
-  Value blocks = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
-  Value few = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, blocks,
-                                    cIndex(kPrefetchBlocks));
+  // Which blocks prefetch (see above): the first kPrefetchBlocks of the
+  // grid, or every block of a grid of at most that many.
+  bool first = !lines && prefetchFirstBlocks();
+  Value which =
+      first ? gpu::BlockIdOp::create(b, loc, gpu::Dimension::x).getResult()
+            : gpu::GridDimOp::create(b, loc, gpu::Dimension::x).getResult();
+  Value most = cIndex(kPrefetchBlocks);
+  Value few = arith::CmpIOp::create(
+      b, loc, first ? arith::CmpIPredicate::ult : arith::CmpIPredicate::ule,
+      which, most);
   OpBuilder::InsertionGuard g(b);
   auto ifFew = scf::IfOp::create(b, loc, TypeRange{}, few, false);
   b.setInsertionPoint(ifFew.thenBlock()->getTerminator());
@@ -574,8 +588,24 @@ void RowLowering::emitPrefetches(MutableArrayRef<Chunk> chunks) {
     base.erase(v);
 }
 
+/// Whether the first kPrefetchBlocks blocks of any grid prefetch (else only
+/// grids of at most that many): not in a kernel that writes a row it loads,
+/// nor in one that reads rows chosen by another index (kgen.group, heads,
+/// gather; adaln_rmsnorm bf16 8192 then spilled 8 bytes on sm_90).
+bool RowLowering::prefetchFirstBlocks() {
+  Block &body = kernel.getBody().front();
+  if (!body.getOps<GroupOp>().empty() || !body.getOps<HeadsOp>().empty() ||
+      !body.getOps<GatherOp>().empty())
+    return false;
+  return llvm::none_of(body.getOps<LoadOp>(), [&](LoadOp l) {
+    return isRowValue(l.getResult()) && isWritten(l.getSource());
+  });
+}
+
 /// Whether the variant is launched only on grids past kPrefetchBlocks (its
-/// `kgen.min_rows`), where emitPrefetches' branch is never taken.
+/// `kgen.min_rows`: `_vec_rows`). It does not prefetch: in place the branch
+/// is never taken; otherwise only its first blocks would, for -1.3 to +3.1%
+/// (`_vec_rows`, 16384 and 65536 rows of 8192).
 bool RowLowering::alwaysManyBlocks() {
   auto minRows = kernel->getAttrOfType<IntegerAttr>(kMinRowsAttr);
   return minRows &&

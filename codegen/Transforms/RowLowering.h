@@ -111,6 +111,7 @@ private:
   void emitScalarStores();
   void emitInRegisters(int64_t count);
   void emitPrefetches(MutableArrayRef<Chunk> chunks);
+  bool prefetchFirstBlocks();
   bool alwaysManyBlocks();
   void prefetchLines(LoadOp l, int64_t count);
   void rewiden(Chunk &c);

@@ -2,7 +2,8 @@
 // RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu | FileCheck %s --check-prefix=OFF
 //
 // With `prefetch`, a held row's lines go to L2 before its first load, in
-// grids of at most 256 blocks: each thread prefetches its chunks of the
+// the first 256 blocks of a grid (in a kernel that writes a row it loads,
+// in grids of at most 256 blocks): each thread prefetches its chunks of the
 // rows it reads (rows of 8 chunks a thread: the row's lines, split over its
 // threads), and row 0's threads the weight's (every row reads it).
 // A gathered row's address needs its index, a load, so it is not
@@ -11,9 +12,7 @@
 
 // OFF-NOT: nvvm.prefetch
 // CHECK-LABEL: gpu.func @held(
-// CHECK: %[[GRID:.+]] = gpu.grid_dim x
-// CHECK: %[[MOST:.+]] = arith.constant 256 : index
-// CHECK: %[[FEW:.+]] = arith.cmpi ule, %[[GRID]], %[[MOST]] : index
+// CHECK: %[[FEW:.+]] = arith.cmpi ult, %block_id_x{{.*}}, %c256{{.*}} : index
 // CHECK: scf.if %[[FEW]] {
 // CHECK-COUNT-2: nvvm.prefetch level = L2, %{{.+}} : !llvm.ptr<1>
 // CHECK: %[[FIRST:.+]] = arith.cmpi eq, %{{.+}}, %{{.+}} : i64
@@ -68,9 +67,11 @@ kgen.kernel @gathered(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x
 // -----
 
 // A row of 8 chunks a thread: each thread prefetches one line (32 f32) of
-// the row and, in row 0, of the weight, where it lies in the row.
+// the row and, in row 0, of the weight, where it lies in the row; only in
+// grids of at most 256 blocks (it spilled in the first blocks of any grid).
 // CHECK-LABEL: gpu.func @lines(
-// CHECK: scf.if %{{.+}} {
+// CHECK: %[[FEW:.+]] = arith.cmpi ule, %grid_dim_x{{.*}}, %c256{{.*}} : index
+// CHECK: scf.if %[[FEW]] {
 // CHECK: %[[IN:.+]] = arith.cmpi ult, %{{.+}}, %{{.+}} : index
 // CHECK: scf.if %[[IN]] {
 // CHECK-COUNT-1: nvvm.prefetch level = L2, %{{.+}} : !llvm.ptr<1>
@@ -126,12 +127,17 @@ kgen.kernel @two_rows(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x
 // -----
 
 // A variant launched from 8192 rows only (kgen.min_rows), 8 rows a block:
-// at least 1024 blocks, never few, so no prefetch branch. With 2048 rows,
-// 256 blocks (the next case): it keeps the branch.
+// at least 1024 blocks, so no prefetch, in place or not (measured no
+// better, and it spilled). With 2048 rows, 256 blocks (the next case, in
+// place): it keeps the branch, on the grid's size.
 // CHECK-LABEL: gpu.func @many_rows(
 // CHECK-NOT: nvvm.prefetch
 // CHECK: gpu.return
+// CHECK-LABEL: gpu.func @many_rows_in_place(
+// CHECK-NOT: nvvm.prefetch
+// CHECK: gpu.return
 // CHECK-LABEL: gpu.func @many_rows_2048(
+// CHECK: arith.cmpi ule, %grid_dim_x{{.*}}, %c256{{.*}} : index
 // CHECK: nvvm.prefetch
 kgen.kernel @many_rows(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},
                        %y: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "y"})
@@ -146,8 +152,19 @@ kgen.kernel @many_rows(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "
   kgen.store %o, %y[%c0] {vector_width = 4 : i64} : tensor<256xf32>, !kgen.rows<f32>
   kgen.return
 }
-kgen.kernel @many_rows_2048(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},
-                            %y: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "y"})
+kgen.kernel @many_rows_in_place(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"})
+    attributes {dims = {}, kgen.min_rows = 8192 : i64, schedule = #kgen.schedule<vector = 4, threadsPerRow = 32, rowsPerBlock = 8, chunks = 2, reread = false>} {
+  %c256 = arith.constant 256 : index
+  kgen.domain %c256
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<256xf32>
+  %s = kgen.reduce sum %a : tensor<256xf32> -> f32
+  %bs = kgen.broadcast %s : f32 -> tensor<256xf32>
+  %o = arith.mulf %a, %bs : tensor<256xf32>
+  kgen.store %o, %x[%c0] {vector_width = 4 : i64} : tensor<256xf32>, !kgen.rows<f32>
+  kgen.return
+}
+kgen.kernel @many_rows_2048(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"})
     attributes {dims = {}, kgen.min_rows = 2048 : i64, schedule = #kgen.schedule<vector = 4, threadsPerRow = 32, rowsPerBlock = 8, chunks = 2, reread = false>} {
   %c256 = arith.constant 256 : index
   kgen.domain %c256
@@ -156,6 +173,6 @@ kgen.kernel @many_rows_2048(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.nam
   %s = kgen.reduce sum %a : tensor<256xf32> -> f32
   %bs = kgen.broadcast %s : f32 -> tensor<256xf32>
   %o = arith.mulf %a, %bs : tensor<256xf32>
-  kgen.store %o, %y[%c0] {vector_width = 4 : i64} : tensor<256xf32>, !kgen.rows<f32>
+  kgen.store %o, %x[%c0] {vector_width = 4 : i64} : tensor<256xf32>, !kgen.rows<f32>
   kgen.return
 }
