@@ -155,8 +155,7 @@ Value RowLowering::groupRow(GroupOp g) {
 /// it. Its division (a 64-bit one: a branch and a call in SASS) came before
 /// those loads, and ptxas does not move a load above a branch: on an H200,
 /// adaln's first load came 45 instructions later than layernorm's.
-bool RowLowering::isLateRowMap(GroupOp g) {
-  llvm::SetVector<LoadOp> held = rowLoadsHeld(kernel);
+bool RowLowering::isLateRowMap(GroupOp g, const llvm::SetVector<LoadOp> &held) {
   return llvm::all_of(g.getResult().getUsers(), [&](Operation *user) {
     auto l = dyn_cast<LoadOp>(user);
     return l && isRowValue(l.getResult()) && !held.contains(l);
@@ -173,9 +172,10 @@ void RowLowering::emitLateRowMaps() {
 /// groups, isLateRowMap). Their index operands are already lowered.
 void RowLowering::emitRowMaps() {
   auto i64 = [&](Value index) { return toI64(map.lookup(index)); };
+  llvm::SetVector<LoadOp> held = rowLoadsHeld(kernel);
   for (Operation &op : kernel.getBody().front()) {
     if (auto g = dyn_cast<GroupOp>(op)) {
-      if (!isLateRowMap(g))
+      if (!isLateRowMap(g, held))
         base[g.getResult()] = groupRow(g);
     } else if (auto h = dyn_cast<HeadsOp>(op)) {
       Type elem = getTensorElementType(h.getResult().getType());
@@ -516,9 +516,7 @@ void RowLowering::prefetchLines(LoadOp l, int64_t count) {
 /// 4096 rows prefetching lost up to 4.6%, silu_and_mul x 11008). A kernel
 /// that writes a row it loads (fused_add_rmsnorm, rope) keeps to grids of
 /// at most kPrefetchBlocks: fused_add_rmsnorm lost 5-7% at 512 rows of 4096
-/// and 8192 (bench/RESULTS.md); so do rows chosen by an index
-/// (prefetchFirstBlocks) and rows of 8 chunks a thread (the dynamic
-/// rmsnorm_quant_dynamic's `_vec_n16384` spilled 14 bytes at 80 registers).
+/// and 8192 (bench/RESULTS.md); so do the kernels prefetchFirstBlocks names.
 /// A vector every row reads (a weight) is prefetched by row 0's threads
 /// only: a prefetch goes to L2 each time, where the weight's loads hit L1;
 /// every row prefetching its weight, layernorm 4096 x 2048 took 10.8 -> 17.0
@@ -545,7 +543,7 @@ void RowLowering::emitPrefetches(MutableArrayRef<Chunk> chunks) {
     return;
   // Which blocks prefetch (see above): the first kPrefetchBlocks of the
   // grid, or every block of a grid of at most that many.
-  bool first = !lines && prefetchFirstBlocks();
+  bool first = prefetchFirstBlocks(lines);
   Value which =
       first ? gpu::BlockIdOp::create(b, loc, gpu::Dimension::x).getResult()
             : gpu::GridDimOp::create(b, loc, gpu::Dimension::x).getResult();
@@ -589,10 +587,15 @@ void RowLowering::emitPrefetches(MutableArrayRef<Chunk> chunks) {
 }
 
 /// Whether the first kPrefetchBlocks blocks of any grid prefetch (else only
-/// grids of at most that many): not in a kernel that writes a row it loads,
-/// nor in one that reads rows chosen by another index (kgen.group, heads,
-/// gather; adaln_rmsnorm bf16 8192 then spilled 8 bytes on sm_90).
-bool RowLowering::prefetchFirstBlocks() {
+/// grids of at most that many): not in a kernel that writes a row it loads
+/// (measured slower), nor in one that reads rows chosen by another index
+/// (kgen.group, heads, gather; adaln_rmsnorm bf16 8192 then spilled 8 bytes
+/// on sm_90), nor where the row's `lines` are split over its threads (8
+/// chunks a thread: the dynamic rmsnorm_quant_dynamic's `_vec_n16384`
+/// spilled 14 bytes at 80 registers).
+bool RowLowering::prefetchFirstBlocks(bool lines) {
+  if (lines)
+    return false;
   Block &body = kernel.getBody().front();
   if (!body.getOps<GroupOp>().empty() || !body.getOps<HeadsOp>().empty() ||
       !body.getOps<GatherOp>().empty())

@@ -103,7 +103,7 @@ private:
   void emitPrologue();
   void emitRowMaps();
   Value groupRow(GroupOp g);
-  bool isLateRowMap(GroupOp g);
+  bool isLateRowMap(GroupOp g, const llvm::SetVector<LoadOp> &held);
   void emitLateRowMaps();
   void emitGathers();
   /// The chunk's row stores; only those of reduction `level` when given.
@@ -111,7 +111,7 @@ private:
   void emitScalarStores();
   void emitInRegisters(int64_t count);
   void emitPrefetches(MutableArrayRef<Chunk> chunks);
-  bool prefetchFirstBlocks();
+  bool prefetchFirstBlocks(bool lines);
   bool alwaysManyBlocks();
   void prefetchLines(LoadOp l, int64_t count);
   void rewiden(Chunk &c);
