@@ -45,8 +45,8 @@ const std::vector<Arch> &supportedArchs() {
       {"sm_80", 80},
       {"sm_86", 80},
       {"sm_89", 80},
-      {"sm_90", 80, true, true, true, true},
-      {"sm_90a", 80, true, true, true, true},
+      {"sm_90", 80, true, true, true, true, false, true},
+      {"sm_90a", 80, true, true, true, true, false, true},
       {"sm_100", 86, true, true, true, false, true}};
   return archs;
 }
@@ -186,12 +186,14 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
     std::string key = "gpu|" + std::to_string(arch->fp8Convert) + "|" +
                       std::to_string(arch->busyRows) + "|" +
                       std::to_string(arch->gridDependency) + "|" +
-                      std::to_string(arch->lateRowRegisters);
+                      std::to_string(arch->lateRowRegisters) + "|" +
+                      std::to_string(arch->prefetchAhead);
     if (failed(run(module, key, [&](PassManager &pm) {
           mlir::kgen::KgenLowerToGPUOptions lower;
           lower.busyRows = arch->busyRows;
           lower.lateRowRegisters = arch->lateRowRegisters;
           lower.prefetch = arch->gridDependency;
+          lower.prefetchAhead = arch->prefetchAhead;
           pm.addPass(mlir::kgen::createKgenLowerToGPU(lower));
           mlir::kgen::KgenExpandFP8Options fp8;
           fp8.native = arch->fp8Convert;

@@ -49,6 +49,11 @@ struct Arch {
   /// and layernorm bf16 65536 without them; on sm_90 they cost up to 9%
   /// (adaln, an H200).
   bool lateRowRegisters = false;
+  /// Prefetches, once a held row's loads are issued, the row of a later
+  /// block (kgen-lower-to-gpu's prefetch-ahead): measured on sm_90 (an
+  /// H200); sm_100's ptxas spilled fused_add_rmsnorm f16 8192 with it, and
+  /// it was never timed there.
+  bool prefetchAhead = false;
 };
 const std::vector<Arch> &supportedArchs();
 const Arch *findArch(const std::string &name);

@@ -129,6 +129,9 @@ def KgenLowerToGPU : Pass<"kgen-lower-to-gpu", "ModuleOp"> {
     Option<"prefetch", "prefetch", "bool", "false",
            "Prefetch a held row's lines to L2 before any memory access (for "
            "kernels that wait on the grids before them)">,
+    Option<"prefetchAhead", "prefetch-ahead", "bool", "false",
+           "Once a held row's loads are issued, prefetch a later block's row "
+           "to L2 (measured on sm_90)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

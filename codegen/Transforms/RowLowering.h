@@ -112,6 +112,8 @@ private:
   void emitInRegisters(int64_t count);
   void emitPrefetches(MutableArrayRef<Chunk> chunks);
   bool prefetchFirstBlocks(bool lines);
+  /// Prefetch the row of a later block into L2 (see the definition).
+  void emitPrefetchAhead(int64_t count);
   bool alwaysManyBlocks();
   void prefetchLines(LoadOp l, int64_t count);
   void rewiden(Chunk &c);
@@ -174,6 +176,8 @@ public:
   bool busyRow = false;
   /// Prefetch the held row's chunks to L2 at the start (see emitPrefetches).
   bool prefetch = false;
+  /// Prefetch a later block's row once the held row's loads are issued.
+  bool prefetchAhead = false;
   /// The kernel's `.maxnreg` (LowerToGPU's registerCap).
   int64_t maxRegisters = 255;
   std::optional<int64_t> staticLength;
