@@ -9,9 +9,9 @@
 // threads), and row 0's threads the weight's (every row reads it).
 // A gathered row's address needs its index, a load, so it is not
 // prefetched, and the index is loaded after the other rows' prefetches.
-// Once the held rows' loads are issued, each thread prefetches its lines of
-// the row 6 MiB of row inputs ahead (a later block's), in grids of more than
-// 1024 rows (with prefetch-ahead only). Without the options, none.
+// Once the held rows' loads are issued, a row that reduces has each thread
+// prefetch its lines of the row 6 MiB of row inputs ahead (a later block's),
+// in grids of more than 1024 rows (with prefetch-ahead only). Without the options, none.
 
 // OFF-NOT: nvvm.prefetch
 // START-NOT: %c6291456_i64
@@ -65,9 +65,6 @@ kgen.kernel @held(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},
 // CHECK-COUNT-1: nvvm.prefetch level = L2, %{{.+}} : !llvm.ptr<1>
 // CHECK-NOT: nvvm.prefetch
 // CHECK: llvm.load {{.*}} -> i64
-// CHECK-NOT: nvvm.prefetch
-// CHECK: arith.cmpi sgt, %arg6, %c1024_i64 : i64
-// CHECK-COUNT-1: nvvm.prefetch level = L2, %{{.+}} : !llvm.ptr<1>
 // CHECK-NOT: nvvm.prefetch
 // CHECK: gpu.return
 kgen.kernel @gathered(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},
@@ -236,5 +233,24 @@ kgen.kernel @narrow_store(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name 
   %o = arith.mulf %a, %bs : tensor<256xf32>
   %h = arith.truncf %o : tensor<256xf32> to tensor<256xf16>
   kgen.store %h, %y[%c0] {vector_width = 4 : i64} : tensor<256xf16>, !kgen.rows<f16>
+  kgen.return
+}
+
+// -----
+
+// A row that does not reduce (silu_and_mul) gets no later block's row:
+// those kernels already run at memcpy's speed.
+// CHECK-LABEL: gpu.func @elementwise(
+// CHECK-NOT: arith.cmpi sgt, %{{.+}}, %c1024_i64
+// CHECK: gpu.return
+kgen.kernel @elementwise(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},
+                         %y: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "y"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 32, rowsPerBlock = 1, chunks = 2, reread = false>} {
+  %c256 = arith.constant 256 : index
+  kgen.domain %c256
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<256xf32>
+  %o = arith.mulf %a, %a : tensor<256xf32>
+  kgen.store %o, %y[%c0] {vector_width = 4 : i64} : tensor<256xf32>, !kgen.rows<f32>
   kgen.return
 }
