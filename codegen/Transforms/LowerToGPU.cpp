@@ -594,10 +594,12 @@ void RowLowering::emitPrefetches(MutableArrayRef<Chunk> chunks) {
 /// once this row's loads are issued: by the time its block starts, a later
 /// block finds that row in L2, and the memory keeps busy while blocks
 /// reduce. On an H200 (bf16, steady state) 2048 to 65536 rows of the norms
-/// took 1-5% less and reached 97-101% of memcpy (rmsnorm 16384 x 4096 66.3
-/// -> 63.7 us, layernorm 4096 x 16384 70.7 -> 67.3, adaln 8 x 4096 x 3072
-/// 103.1 -> 97.8). 4, 8 and 10 MiB ahead did about as well, 12 MiB lost
-/// (up to 8%) and 16 MiB 20-30%: the prefetched lines no longer stay in L2.
+/// took up to 5% less (a few of 2048 rows up to 1.5% more) and reached
+/// 97-101% of memcpy (rmsnorm 16384 x 4096 66.3 -> 63.7 us, layernorm 4096
+/// x 16384 70.7 -> 67.3, adaln 8 x 4096 x 3072 103.1 -> 97.8). 4 and 8 MiB
+/// ahead did about as well; 10 MiB lost on 2 of 30 shapes (up to 2.5%), 12
+/// MiB up to 8.7% and about 16 MiB up to 26%: the prefetched lines no
+/// longer stay in L2.
 /// With `prefetchAhead` (measured on sm_90), not in a cluster's few rows,
 /// and only where the row reduces: the element-wise kernels (silu_and_mul,
 /// gelu_tanh_and_mul) already reach 100-103% of memcpy and in the suite
