@@ -53,7 +53,7 @@ void RowLowering::emitPrologue() {
   for (BlockArgument a : entry.getArguments())
     if (isa<RowsType>(a.getType()))
       strides.push_back(func.getArgument(nextParam++));
-  Value rows = func.getArgument(func.getFunctionType().getNumInputs() - 1);
+  rows = func.getArgument(func.getFunctionType().getNumInputs() - 1);
 
   int64_t tpr = sched.getThreadsPerRow(), rpb = sched.getRowsPerBlock();
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
@@ -628,7 +628,6 @@ void RowLowering::emitPrefetchAhead(int64_t count) {
         getTensorElementType(st.getDest().getType()).getIntOrFloatBitWidth() <
             narrowest)
       return;
-  Value rows = func.getArgument(func.getFunctionType().getNumInputs() - 1);
   auto i64 = [&](int64_t v) {
     return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
   };

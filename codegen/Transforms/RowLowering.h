@@ -165,6 +165,7 @@ public:
   DenseMap<Value, Value> gatherValid;
   DenseSet<Value> written; ///< tensor args some store writes
   Value lane, rowInBlock, row, rowValid, length;
+  Value rows;      ///< the launch's row count (i64)
   Value threads;   ///< threads per row (index): the schedule's, or launched
   Value tileIndex; ///< this block's tile of its rows, when there are tiles
   /// A cluster schedule's shared slots: a partial per reduction and warp.

@@ -11,12 +11,14 @@
 // prefetched, and the index is loaded after the other rows' prefetches.
 // Once the held rows' loads are issued, a row that reduces has each thread
 // prefetch its lines of the row 6 MiB of row inputs ahead (a later block's),
-// in grids of more than 1024 rows (with prefetch-ahead only). Without the options, none.
+// in grids of more than 1024 rows (with prefetch-ahead only). Without the
+// options, none.
 
 // OFF-NOT: nvvm.prefetch
-// START-NOT: %c6291456_i64
 // START-LABEL: gpu.func @held(
 // START: nvvm.prefetch
+// START-NOT: %c6291456_i64
+// START: gpu.return
 // CHECK-LABEL: gpu.func @held(
 // CHECK: %[[FEW:.+]] = arith.cmpi ult, %block_id_x{{.*}}, %c256{{.*}} : index
 // CHECK: scf.if %[[FEW]] {
