@@ -106,6 +106,13 @@ constexpr int64_t kExpSumClusterMinChunks = 1024;
 // longer).
 constexpr int64_t kTwoLevelChunksPerFewRow = 32;
 constexpr int64_t kTwoLevelMaxFewRows = 32;
+// Reductions that stay nested in the cluster variant (rmsnorm_quant_dynamic:
+// the row's amax after its rms) take two cluster barriers. On an H200 (bf16
+// 16384, steady state) its cluster variant took 2.34 -> 2.10 us on 1 row and
+// 2.36 -> 2.18 on 8, but 2.49 -> 2.87 on 32, and lost on rows of 8192 (1
+// row 1.59 -> 1.89).
+constexpr int64_t kNestedClusterMinChunks = 2048;
+constexpr int64_t kNestedMaxFewRows = 8;
 
 /// Whether a `_vec` clone may hold its rows in `chunks` chunks per thread:
 /// it reduces (else nothing is held), the held loads fit, and rows are a
@@ -199,18 +206,20 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
       bool wholeReduce = length && *length % chunkVector(k) == 0 &&
                          !k.getBody().getOps<ReduceOp>().empty();
       int64_t nvec = length ? *length / chunkVector(k) : 0;
-      // Kernels whose reductions nest get no cluster variant: a second
-      // cluster barrier lost on an H200 (layernorm, softmax and
+      // Kernels whose reductions nest get a cluster variant only for rows
+      // of at least kNestedClusterMinChunks: a second cluster barrier lost
+      // on an H200 on shorter rows (layernorm, softmax and
       // rmsnorm_quant_dynamic, bf16 2048 to 8192 at 1 to 32 rows: 0.05 to
-      // 0.7 us slower than `_vec`; at 16384 they gained on one row).
-      // layernorm's variance and softmax's sum count as one level:
-      // kgen-one-pass-variance and kgen-online-softmax make them one in
-      // this variant.
+      // 0.7 us slower than `_vec`). layernorm's variance and softmax's sum
+      // count as one level: kgen-one-pass-variance and kgen-online-softmax
+      // make them one in this variant.
       bool expSum = llvm::any_of(k.getBody().getOps<ReduceOp>(),
                                  [](ReduceOp r) { return expSumInput(r); });
-      if (clusters && wholeReduce &&
-          nvec >= (expSum ? kExpSumClusterMinChunks : kClusterMinChunks) &&
-          !hasNestedReduction(k, /*onePass=*/true)) {
+      bool nested = hasNestedReduction(k, /*onePass=*/true);
+      int64_t fewest = nested   ? kNestedClusterMinChunks
+                       : expSum ? kExpSumClusterMinChunks
+                                : kClusterMinChunks;
+      if (clusters && wholeReduce && nvec >= fewest) {
         auto few = cast<KernelOp>(b.clone(*k));
         few.setSymName((name + "_vec_cluster").str());
         assume(few, 16, 16);
@@ -219,6 +228,8 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
             nvec / (expSum ? kExpSumChunksPerFewRow : kChunksPerFewRow);
         if (!expSum && hasNestedReduction(k))
           most = std::min(nvec / kTwoLevelChunksPerFewRow, kTwoLevelMaxFewRows);
+        if (nested)
+          most = kNestedMaxFewRows;
         few->setAttr(kMaxRowsAttr, b.getI64IntegerAttr(most));
       }
       if (wholeReduce) {

@@ -54,6 +54,10 @@ inline constexpr llvm::StringLiteral kAbiAttr = "kgen.abi";
 /// kernel has no reduction).
 llvm::SetVector<LoadOp> rowLoadsHeld(KernelOp kernel);
 
+/// Whether `kernel` stores a row in a narrower dtype than the narrowest row
+/// it holds (rmsnorm_quant's fp8 output of bf16 rows).
+bool storesNarrowerRow(KernelOp kernel);
+
 /// Whether some reduction of `kernel` reads another's result (layernorm's
 /// variance reads its mean). With `onePass`, those that
 /// kgen-one-pass-variance and kgen-online-softmax make one reduction

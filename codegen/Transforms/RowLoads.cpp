@@ -41,6 +41,22 @@ llvm::SetVector<LoadOp> mlir::kgen::rowLoadsHeld(KernelOp kernel) {
   return held;
 }
 
+bool mlir::kgen::storesNarrowerRow(KernelOp kernel) {
+  int64_t narrowest = 0; // bits
+  for (LoadOp l : rowLoadsHeld(kernel))
+    if (auto a = dyn_cast<BlockArgument>(l.getSource());
+        a && isa<RowsType>(a.getType())) {
+      int64_t bits = getTensorElementType(a.getType()).getIntOrFloatBitWidth();
+      narrowest = narrowest ? std::min(narrowest, bits) : bits;
+    }
+  return narrowest &&
+         llvm::any_of(kernel.getBody().getOps<StoreOp>(), [&](StoreOp st) {
+           return isa<RankedTensorType>(st.getValue().getType()) &&
+                  getTensorElementType(st.getDest().getType())
+                          .getIntOrFloatBitWidth() < narrowest;
+         });
+}
+
 bool mlir::kgen::hasNestedReduction(KernelOp kernel, bool onePass) {
   auto input = [&](ReduceOp r) {
     Value x;

@@ -64,6 +64,20 @@ constexpr int64_t kMaxLaunchThreads = 1024;
 // (rmsnorm 16384: 96.9% of memcpy at 256, 74% at 512, 68% at 1024): more rows
 // in flight per SM matter more than fewer chunks per thread.
 constexpr int64_t kMaxThreadsPerRow = 256;
+// ...except a row that reduces on fewer than kManyRows rows, which takes up
+// to this many threads (whole warps) before each holds more than
+// kTargetChunks: on an H200 (bf16 16384, steady state) 512 x 4 against 256 x
+// 8 took 4-8% less time at 512 rows (fused_add_rmsnorm 19.7 -> 18.1 us,
+// rmsnorm 11.2 -> 10.3) and 0.5-1.7% less at 4096 (gemma_rmsnorm 96.6 ->
+// 98.2% of memcpy): half the registers a thread, twice the warps an SM for
+// the same bytes in flight. Over 12288 to 16384, 35 of 36 shapes of 512 to
+// 4096 rows gained (layernorm 4096 x 14336 took 2.2% longer). At 16384 rows
+// it was even (layernorm 1.3% slower, the others 0.5% faster), and
+// `_vec_rows` keeps 256 threads there (layernorm 14336 lost 5% without).
+// Not softmax (its `_vec` max, then sum of exponentials: 32 and 512 rows of
+// 16384 took 7-12% longer) nor rows stored narrower than loaded
+// (rmsnorm_quant: 2048 and 4096 rows of 16384 took 3-14% longer).
+constexpr int64_t kWideRowThreads = 512;
 // The most threads a row held over threads chosen at launch may take: a
 // block of 512 leaves each thread the 128 registers its chunks need.
 constexpr int64_t kMaxHeldThreads = 512;
@@ -106,22 +120,21 @@ std::tuple<int64_t, int64_t, int64_t> tileRow(int64_t nvec, int64_t target,
   return best;
 }
 
-/// For a row that reduces, held in registers: `tpr` (a power of two) threads
-/// of `c` chunks may leave chunk slots idle (hidden 11008: 256 x 6 slots for
-/// 1376 chunks, 10% idle, 83% of memcpy on an H100; 3584: 128 x 4 for 448,
-/// 12% idle, 82%). Whole warps of up to 8 chunks that leave fewer idle
-/// (352 x 4: 2.3%, 99%; 224 x 2: none, 95%) are taken instead: the fewest
-/// idle slots, then at most 256 threads, then chunks nearest the target.
+/// For a row that reduces, held in registers: `tpr` threads of `c` chunks
+/// may leave chunk slots idle (hidden 11008: 256 x 6 slots for 1376 chunks,
+/// 10% idle, 83% of memcpy on an H100; 3584: 128 x 4 for 448, 12% idle,
+/// 82%). Whole warps of up to 8 chunks that leave fewer idle (352 x 4: 2.3%,
+/// 99%; 224 x 2: none, 95%) are taken instead: the fewest idle slots, then
+/// at most `most` threads, then chunks nearest the target.
 /// Returns (tpr, c), or nothing when no candidate leaves fewer idle.
-std::optional<std::pair<int64_t, int64_t>> evenRow(int64_t nvec, int64_t tpr,
-                                                   int64_t target) {
+std::optional<std::pair<int64_t, int64_t>>
+evenRow(int64_t nvec, int64_t tpr, int64_t target, int64_t most) {
   int64_t idle = tpr * llvm::divideCeil(nvec, tpr) - nvec;
   if (idle == 0 || tpr < 32)
     return std::nullopt;
   std::optional<std::pair<int64_t, int64_t>> best;
   auto key = [&](int64_t t, int64_t c) {
-    return std::make_tuple(t * c - nvec, t > kMaxThreadsPerRow,
-                           std::abs(c - target));
+    return std::make_tuple(t * c - nvec, t > most, std::abs(c - target));
   };
   for (int64_t c = 1; c <= 8; ++c) {
     int64_t t = llvm::alignTo(llvm::divideCeil(nvec, c), 32);
@@ -209,6 +222,8 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     bool reread = false;
     bool manyRows = k->hasAttr(kMinRowsAttr);
     bool reduces = !k.getBody().getOps<ReduceOp>().empty();
+    bool expSum = llvm::any_of(k.getBody().getOps<ReduceOp>(),
+                               [](ReduceOp r) { return expSumInput(r); });
     // The fallback of a kernel that reduces (misaligned pointers or pitch)
     // re-reads its row in a rolled loop rather than holding it: its scalar
     // accesses unrolled over a held row made it the larger half of the
@@ -336,9 +351,20 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       // the row is re-read (with fewer loop trips than at 256).
       if (!fits(tpr))
         tpr = fits(threadsFor(512)) ? threadsFor(512) : threadsFor(1024);
+      // Rows of more than `target` chunks a thread on fewer rows: up to
+      // kWideRowThreads threads of `target` (whole warps).
+      int64_t most = kMaxThreadsPerRow;
+      int64_t wide = llvm::alignTo(llvm::divideCeil(nvec, target), 32);
+      if (reduces && !manyRows &&
+          (int64_t)llvm::divideCeil(nvec, tpr) > target && wide > tpr &&
+          wide <= kWideRowThreads && fits(wide) && !storesNarrowerRow(k) &&
+          !expSum) {
+        tpr = wide;
+        most = kWideRowThreads;
+      }
       if (threadsPerRow)
         tpr = threadsPerRow;
-      else if (auto even = evenRow(nvec, tpr, target);
+      else if (auto even = evenRow(nvec, tpr, target, most);
                even && fits(even->first))
         tpr = even->first;
       chunks = llvm::divideCeil(nvec, tpr);

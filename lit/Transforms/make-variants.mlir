@@ -192,6 +192,25 @@ kgen.kernel @nested(%x: !kgen.rows<f32> {kgen.name = "x"},
   kgen.return
 }
 
+// Nested reductions get a cluster variant from 2048 chunks a row (f32 8192),
+// launched on up to 8 rows.
+// CLUSTERS-LABEL: kgen.kernel @long_nested_vec_cluster(
+// CLUSTERS-SAME: kgen.max_rows = 8 : i64
+kgen.kernel @long_nested(%x: !kgen.rows<f32> {kgen.name = "x"},
+                         %s: !kgen.scalars<f32> {kgen.name = "s"})
+    attributes {dims = {n = 8192 : i64}} {
+  %n = arith.constant 8192 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<f32> -> tensor<8192xf32>
+  %m = kgen.reduce max %v : tensor<8192xf32> -> f32
+  %b = kgen.broadcast %m : f32 -> tensor<8192xf32>
+  %d = arith.subf %v, %b : tensor<8192xf32>
+  %t = kgen.reduce sum %d : tensor<8192xf32> -> f32
+  kgen.store %t, %s : f32, !kgen.scalars<f32>
+  kgen.return
+}
+
 // A variance over the row's mean counts as one level (kgen-one-pass-variance
 // makes it one reduction in the cluster variant): it gets @NAME_vec_cluster,
 // launched on up to a row's chunks / 32 rows (its `_vec` takes two levels),

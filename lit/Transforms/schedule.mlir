@@ -468,11 +468,12 @@ kgen.kernel @short_vec(%x: !kgen.rows<bf16> {kgen.name = "x"},
   kgen.return
 }
 
-// bf16 16384 does not fit 128 threads (16 chunks): the variant would take
-// _vec's 256 x 8 on one row a block, so it is dropped.
-// CHECK-NOT: kgen.kernel @long_vec_rows(
-// CHECK-LABEL: kgen.kernel @long_vec(
+// bf16 16384 does not fit 128 threads (16 chunks): the variant for many rows
+// takes 256 x 8 on one row a block, and _vec, for fewer rows, 512 x 4.
+// CHECK-LABEL: kgen.kernel @long_vec_rows(
 // CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 8, reread = false>
+// CHECK-LABEL: kgen.kernel @long_vec(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 512, rowsPerBlock = 1, chunks = 4, reread = false>
 kgen.kernel @long_vec_rows(%x: !kgen.rows<bf16> {kgen.name = "x"},
                            %s: !kgen.scalars<f32> {kgen.name = "s"})
     attributes {dims = {n = 16384 : i64}, kgen.min_rows = 8192 : i64} {
@@ -494,6 +495,45 @@ kgen.kernel @long_vec(%x: !kgen.rows<bf16> {kgen.name = "x"},
   %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<16384xbf16>
   %f = arith.extf %v : tensor<16384xbf16> to tensor<16384xf32>
   %t = kgen.reduce sum %f : tensor<16384xf32> -> f32
+  kgen.store %t, %s : f32, !kgen.scalars<f32>
+  kgen.return
+}
+
+// A row stored narrower than loaded (fp8) keeps 256 x 8.
+// CHECK-LABEL: kgen.kernel @long_narrow_vec(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 8, reread = false>
+kgen.kernel @long_narrow_vec(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                             %y: !kgen.rows<f8E4M3FN> {kgen.name = "y"})
+    attributes {dims = {n = 16384 : i64}} {
+  %n = arith.constant 16384 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<16384xbf16>
+  %f = arith.extf %v : tensor<16384xbf16> to tensor<16384xf32>
+  %t = kgen.reduce max %f : tensor<16384xf32> -> f32
+  %b = kgen.broadcast %t : f32 -> tensor<16384xf32>
+  %d = arith.divf %f, %b : tensor<16384xf32>
+  %q = arith.truncf %d : tensor<16384xf32> to tensor<16384xf8E4M3FN>
+  kgen.store %q, %y[%c0] : tensor<16384xf8E4M3FN>, !kgen.rows<f8E4M3FN>
+  kgen.return
+}
+
+// A sum of exponentials over the row's max (softmax) keeps 256 x 8.
+// CHECK-LABEL: kgen.kernel @long_expsum_vec(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 8, reread = false>
+kgen.kernel @long_expsum_vec(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                             %s: !kgen.scalars<f32> {kgen.name = "s"})
+    attributes {dims = {n = 16384 : i64}} {
+  %n = arith.constant 16384 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<16384xbf16>
+  %f = arith.extf %v : tensor<16384xbf16> to tensor<16384xf32>
+  %m = kgen.reduce max %f : tensor<16384xf32> -> f32
+  %b = kgen.broadcast %m : f32 -> tensor<16384xf32>
+  %d = arith.subf %f, %b : tensor<16384xf32>
+  %e = math.exp %d : tensor<16384xf32>
+  %t = kgen.reduce sum %e : tensor<16384xf32> -> f32
   kgen.store %t, %s : f32, !kgen.scalars<f32>
   kgen.return
 }
