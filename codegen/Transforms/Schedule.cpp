@@ -76,7 +76,9 @@ constexpr int64_t kMaxThreadsPerRow = 256;
 // `_vec_rows` keeps 256 threads there (layernorm 14336 lost 5% without).
 // Not softmax (its `_vec` max, then sum of exponentials: 32 and 512 rows of
 // 16384 took 7-12% longer) nor rows stored narrower than loaded
-// (rmsnorm_quant: 2048 and 4096 rows of 16384 took 3-14% longer).
+// (rmsnorm_quant: 2048 and 4096 rows of 16384 took 3-14% longer), nor
+// rows that also read rows chosen by another index (adaln_rmsnorm bf16 16384
+// spilled 8 bytes on sm_80 at 512 x 4; never timed).
 constexpr int64_t kWideRowThreads = 512;
 // The most threads a row held over threads chosen at launch may take: a
 // block of 512 leaves each thread the 128 registers its chunks need.
@@ -224,6 +226,12 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     bool reduces = !k.getBody().getOps<ReduceOp>().empty();
     bool expSum = llvm::any_of(k.getBody().getOps<ReduceOp>(),
                                [](ReduceOp r) { return expSumInput(r); });
+    // Rows chosen by another index (adaln's scale and shift by batch) are
+    // loaded late, beyond what `fits` counts.
+    Block &body = k.getBody().front();
+    bool mapsRows = !body.getOps<GroupOp>().empty() ||
+                    !body.getOps<HeadsOp>().empty() ||
+                    !body.getOps<GatherOp>().empty();
     // The fallback of a kernel that reduces (misaligned pointers or pitch)
     // re-reads its row in a rolled loop rather than holding it: its scalar
     // accesses unrolled over a held row made it the larger half of the
@@ -358,7 +366,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       if (reduces && !manyRows &&
           (int64_t)llvm::divideCeil(nvec, tpr) > target && wide > tpr &&
           wide <= kWideRowThreads && fits(wide) && !storesNarrowerRow(k) &&
-          !expSum) {
+          !expSum && !mapsRows) {
         tpr = wide;
         most = kWideRowThreads;
       }
