@@ -660,11 +660,9 @@ void RowLowering::emitPrefetchAhead(int64_t count) {
 bool RowLowering::prefetchFirstBlocks(bool lines) {
   if (lines)
     return false;
-  Block &body = kernel.getBody().front();
-  if (!body.getOps<GroupOp>().empty() || !body.getOps<HeadsOp>().empty() ||
-      !body.getOps<GatherOp>().empty())
+  if (readsMappedRows(kernel))
     return false;
-  return llvm::none_of(body.getOps<LoadOp>(), [&](LoadOp l) {
+  return llvm::none_of(kernel.getBody().getOps<LoadOp>(), [&](LoadOp l) {
     return isRowValue(l.getResult()) && isWritten(l.getSource());
   });
 }

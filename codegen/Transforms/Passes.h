@@ -54,6 +54,10 @@ inline constexpr llvm::StringLiteral kAbiAttr = "kgen.abi";
 /// kernel has no reduction).
 llvm::SetVector<LoadOp> rowLoadsHeld(KernelOp kernel);
 
+/// Whether `kernel` reads rows chosen by another index (kgen.group, heads,
+/// gather).
+bool readsMappedRows(KernelOp kernel);
+
 /// Whether `kernel` stores a row in a narrower dtype than the narrowest row
 /// it holds (rmsnorm_quant's fp8 output of bf16 rows).
 bool storesNarrowerRow(KernelOp kernel);

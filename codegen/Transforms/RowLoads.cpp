@@ -41,6 +41,12 @@ llvm::SetVector<LoadOp> mlir::kgen::rowLoadsHeld(KernelOp kernel) {
   return held;
 }
 
+bool mlir::kgen::readsMappedRows(KernelOp kernel) {
+  Block &body = kernel.getBody().front();
+  return !body.getOps<GroupOp>().empty() || !body.getOps<HeadsOp>().empty() ||
+         !body.getOps<GatherOp>().empty();
+}
+
 bool mlir::kgen::storesNarrowerRow(KernelOp kernel) {
   int64_t narrowest = 0; // bits
   for (LoadOp l : rowLoadsHeld(kernel))

@@ -228,10 +228,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
                                [](ReduceOp r) { return expSumInput(r); });
     // Rows chosen by another index (adaln's scale and shift by batch) are
     // loaded late, beyond what `fits` counts.
-    Block &body = k.getBody().front();
-    bool mapsRows = !body.getOps<GroupOp>().empty() ||
-                    !body.getOps<HeadsOp>().empty() ||
-                    !body.getOps<GatherOp>().empty();
+    bool mapsRows = readsMappedRows(k);
     // The fallback of a kernel that reduces (misaligned pointers or pitch)
     // re-reads its row in a rolled loop rather than holding it: its scalar
     // accesses unrolled over a held row made it the larger half of the
