@@ -299,9 +299,11 @@ private:
   /// one chunk a thread (rows of up to kMaxOneChunkThreads chunks share
   /// blocks; the others take one row a block, which on an H200 ran 65536
   /// bf16 rows of 256 and 512 at 20% and 40% of memcpy), else the one
-  /// whose threads leave the fewest chunk slots idle, then at most 256
-  /// threads (more rows per SM; 128 from 8192 rows, as the specialized
-  /// kernels' `_vec_rows`), then nearest 4 chunks a thread (what the
+  /// whose threads leave the fewest chunk slots idle, then the fewest
+  /// threads past 256 (more rows per SM; past 128 from 8192 rows, as the
+  /// specialized kernels' `_vec_rows`: there 512 x 4 held layernorm's bf16
+  /// 16384 row at 79 registers, one block an SM, 1.26x the time of
+  /// `_vec_rows`' 256 x 8), then nearest 4 chunks a thread (what the
   /// specialized kernels hold).
   size_t bestHeld(size_t first, const BoundArgs &b) const {
     int64_t len = domainLength(b);
@@ -309,7 +311,8 @@ private:
     auto key = [&](const Variant &v) {
       int64_t threads = launchThreads(v, len);
       return std::make_tuple(v.heldChunks != 1, launchIdleSlots(v, len),
-                             threads > most, std::abs(v.heldChunks - 4));
+                             std::max(threads, most),
+                             std::abs(v.heldChunks - 4));
     };
     size_t best = first;
     for (size_t v = first + 1; v < spec.variants.size(); ++v) {

@@ -347,7 +347,7 @@ std::optional<size_t> expectedHeld(const RtKernel &k, int64_t length,
                                    int64_t rows) {
   const int64_t most = rows >= 8192 ? 128 : 256;
   std::optional<size_t> best;
-  std::tuple<bool, int64_t, bool, int64_t> bestKey;
+  std::tuple<bool, int64_t, int64_t, int64_t> bestKey;
   for (size_t v = 0; v < k.held.size(); ++v) {
     const RtKernel::Held &h = k.held[v];
     if (h.chunks <= 0 || length % h.chunkElements)
@@ -362,7 +362,8 @@ std::optional<size_t> expectedHeld(const RtKernel &k, int64_t length,
         (h.chunks == 1 && threads > 64))
       continue;
     auto key = std::make_tuple(h.chunks != 1, threads * h.chunks - nvec,
-                               threads > most, std::abs(h.chunks - 4));
+                               std::max(threads, most),
+                               std::abs(h.chunks - 4));
     if (!best || key < bestKey) {
       best = v;
       bestKey = key;

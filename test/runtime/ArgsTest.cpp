@@ -556,6 +556,11 @@ TEST(ArgsHeld, FromManyRowsAtMost128Threads) {
   // leaves 160), and 4096 keeps 128 x 4.
   EXPECT_EQ(pickHeld(11008, 65536), std::make_pair(size_t(1), uint32_t(352)));
   EXPECT_EQ(pickHeld(4096, 65536), std::make_pair(size_t(1), uint32_t(128)));
+  // Past 128 the fewest threads: 16384 = 2048 chunks as 256 x 8, not 512 x
+  // 4; 14336 = 1792 as 224 x 8 (on fewer rows too); 12288 = 1536 as 192 x 8.
+  EXPECT_EQ(pickHeld(16384, 16384), std::make_pair(size_t(2), uint32_t(256)));
+  EXPECT_EQ(pickHeld(14336, 8192), std::make_pair(size_t(2), uint32_t(224)));
+  EXPECT_EQ(pickHeld(12288, 65536), std::make_pair(size_t(2), uint32_t(192)));
 }
 
 TEST(ArgsHeld, EveryChunkButTheLastIsInTheRow) {
