@@ -73,6 +73,7 @@ GPU).
 import argparse
 import io
 import json
+import gc
 import math
 import os
 import statistics
@@ -842,6 +843,11 @@ def run_case(op, T, h, kernel, flush, gen, dev, l2, log, b=0):
             c()
         steady[impl] = time_steady(steady_calls[impl], K,
                                    replays=7 if K <= 1000 else 5)
+        if nbytes > (256 << 20):
+            # The graph's private pool (eager's f32 intermediates of K
+            # calls) stays reserved until emptied: on an 80 GB H100 the
+            # pools of one large shape's three graphs ran out of memory.
+            torch.cuda.empty_cache()
     del steady_calls, launches, eas, sets
     rows = []
     for impl in IMPLS:
@@ -1292,7 +1298,13 @@ def main():
                                   str(ex).strip()[:400])
             failed.append(msg)
             log("FAILED " + msg)
+            del ex
+            # What the failed shape held (its frames were in the traceback)
+            # goes back, so that one out-of-memory shape does not fail the
+            # rest of the run.
+            gc.collect()
             torch.cuda.synchronize()
+            torch.cuda.empty_cache()
         # Partial results survive a kill.
         if rows:
             finish_rows(rows, copy_gbps)
