@@ -1048,6 +1048,15 @@ constexpr int64_t kRegistersBesideRow = 24;
 // Threads an SM keeps resident for long held rows (8 chunks a thread) that
 // do more after their first reduction (see registerCap).
 constexpr int64_t kBusyResidentThreads = 768;
+// A dynamic kernel's widest held variant of 4 chunks (no 8-chunk one: its
+// rows hold two loads, as rmsnorm_quant_dynamic and fused_add_rmsnorm), in
+// its blocks of more than 256 threads (`_vec_hold4_wide`, kgen-make-
+// variants), keeps two blocks of up to kWidestHeldThreads an SM (72
+// registers). On an H100 (bf16 14336, 448 threads) rmsnorm_quant_dynamic's
+// 74 registers kept one, 1.45-1.49x the time of the specialized kernel from
+// 4096 rows; with 72, 0.99-1.01x. Blocks of 128 and 256 threads lost up to
+// 30% with 72 (fused_add_rmsnorm 512 x 4096), hence the split.
+constexpr int64_t kWidestHeldThreads = 448;
 
 struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
   using Base::Base;
@@ -1132,6 +1141,10 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
       int64_t fit = kRegistersPerSM / (blocks * launched) / 8 * 8;
       return std::min<int64_t>(all, std::max(need, fit));
     }
+    if (vectorized && s.getLaunchThreads() && s.getChunks() == kFewChunks &&
+        block > kWideBlock && 2 * heldElements > kMaxHeldElements)
+      return std::min<int64_t>(
+          all, kRegistersPerSM / (2 * kWidestHeldThreads) / 8 * 8);
     return vectorized && s.getChunks() <= 8 && 2 * heldElements <= shared
                ? shared
                : all;

@@ -69,10 +69,12 @@ constexpr int64_t kExactLengths[] = {2048, 4096, 8192, 16384};
 
 // Chunks per thread of the variants that hold a row of any length in
 // registers over threads chosen at launch (2 x 224 threads hold hidden 3584,
-// 4 x 352 hold 11008, 8 x 512 hold 32768 bf16), and the row loads' elements a
-// thread may hold: half the 128 registers a block of 512 threads leaves.
+// 4 x 352 hold 11008, 8 x 512 hold 32768 bf16); kMaxHeldElements bounds
+// them.
 constexpr int64_t kHeldChunks[] = {2, 4, 8};
-constexpr int64_t kMaxHeldElements = 64;
+// A widest held variant of this many chunks is split at this many threads.
+constexpr int64_t kWidestHeldSplitChunks = 4;
+constexpr int64_t kWidestHeldSplitThreads = 256;
 // Threads up to which a held variant runs as fast as an exact-length one.
 constexpr int64_t kHeldThreadsAsGood = 256;
 // Rows from which a `_vec_rows` variant is launched: on an H200 (bf16,
@@ -199,6 +201,18 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
           clone.setSymName((name + "_vec_hold" + Twine(c)).str());
           clone->setAttr(kVariantAttr, b.getStringAttr("vec"));
           clone->setAttr(kHeldChunksAttr, b.getI64IntegerAttr(c));
+          if (c != kWidestHeldSplitChunks || c != held.back())
+            continue;
+          // The widest held variant of 4 chunks (two held loads: no
+          // 8-chunk one) takes rows of up to 2048 chunks: as one variant, the
+          // registers that keep two blocks of its widest launches an SM cost
+          // its narrow ones up to 30% (kgen-lower-to-gpu), so the narrow
+          // launches keep their own, listed first.
+          clone->setAttr(kHeldThreadsAttr,
+                         b.getI64IntegerAttr(kWidestHeldSplitThreads));
+          auto wide = cast<KernelOp>(b.clone(*clone));
+          wide.setSymName((name + "_vec_hold" + Twine(c) + "_wide").str());
+          wide->removeAttr(kHeldThreadsAttr);
         }
       }
       // Only rows of whole chunks: masking the last one cost the registers

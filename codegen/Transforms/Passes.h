@@ -33,6 +33,9 @@ inline constexpr llvm::StringLiteral kExactDomainAttr = "kgen.exact_domain";
 /// A dynamic-length variant that holds its row in this many chunks per
 /// thread, over whole warps the runtime chooses at launch.
 inline constexpr llvm::StringLiteral kHeldChunksAttr = "kgen.held_chunks";
+/// A held variant launched on at most this many threads (else
+/// kgen-schedule's most).
+inline constexpr llvm::StringLiteral kHeldThreadsAttr = "kgen.held_threads";
 /// A dynamic-length variant for rows of at least / at most this many
 /// elements (held by a warp each, see kgen-make-variants).
 inline constexpr llvm::StringLiteral kMinDomainAttr = "kgen.min_domain";
@@ -46,6 +49,11 @@ inline constexpr llvm::StringLiteral kMaxRowsAttr = "kgen.max_rows";
 /// On an expsum reduction: the arith fastmath flags of its exponentials (the
 /// softmax's `math.exp`).
 inline constexpr llvm::StringLiteral kExpFastMathAttr = "kgen.exp_fastmath";
+/// The row loads' elements a thread of a dynamic kernel's held variant may
+/// hold (kgen-make-variants): half the 128 registers a block of 512 threads
+/// leaves.
+inline constexpr int64_t kMaxHeldElements = 64;
+
 /// The gpu.func attribute listing its parameters for the spec.
 inline constexpr llvm::StringLiteral kAbiAttr = "kgen.abi";
 

@@ -239,6 +239,8 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       // One chunk a thread: x threads a row by y rows, a block of at most
       // kTargetBlock, as the short rows of kernels of static length take.
       int64_t block = held.getInt() == 1 ? kTargetBlock : kMaxHeldThreads;
+      if (auto most = k->getAttrOfType<IntegerAttr>(kHeldThreadsAttr))
+        block = std::min(block, most.getInt());
       auto attr = ScheduleAttr::getChecked(
           [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
           vector, block, int64_t(1), held.getInt(), false, int64_t(1), true,

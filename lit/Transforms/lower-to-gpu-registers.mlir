@@ -344,3 +344,82 @@ kgen.kernel @narrow_launched(
   kgen.store %t, %y[%c0] {vector_width = 8 : i64} : tensor<2048xbf16>, !kgen.rows<bf16>
   kgen.return
 }
+
+// -----
+
+// A dynamic kernel's widest held variant of 4 chunks (two held bf16 rows: 8
+// chunks would pass kMaxHeldElements) on more than 256 threads
+// (`_vec_hold4_wide`) keeps two blocks of 448 threads an SM: 72 registers,
+// though its block may take 512 threads.
+// CHECK-LABEL: gpu.func @widest_held(
+// CHECK-SAME: nvvm.maxnreg = 72 : i32
+kgen.kernel @widest_held(
+    %x0: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x0"},
+    %x1: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x1"},
+    %y: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "y"},
+    %n: index {kgen.divisibility = 16 : i64, kgen.name = "n"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 8, threadsPerRow = 512, rowsPerBlock = 1, chunks = 4, reread = false, launchThreads = true>} {
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v0 = kgen.load %x0[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<?xbf16>
+  %v1 = kgen.load %x1[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<?xbf16>
+  %f0 = arith.extf %v0 : tensor<?xbf16> to tensor<?xf32>
+  %f1 = arith.extf %v1 : tensor<?xbf16> to tensor<?xf32>
+  %a = arith.addf %f0, %f1 : tensor<?xf32>
+  %s = kgen.reduce sum %a : tensor<?xf32> -> f32
+  %b = kgen.broadcast %s : f32 -> tensor<?xf32>
+  %o = arith.subf %a, %b : tensor<?xf32>
+  %t = arith.truncf %o : tensor<?xf32> to tensor<?xbf16>
+  kgen.store %t, %y[%c0] {vector_width = 8 : i64} : tensor<?xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
+// -----
+
+// The same on at most 256 threads (`_vec_hold4`, kgen.held_threads) keeps
+// the registers of a held row: 72 cost its blocks of 128 threads up to 30%.
+// CHECK-LABEL: gpu.func @widest_held_narrow(
+// CHECK-SAME: nvvm.maxnreg = 128 : i32
+kgen.kernel @widest_held_narrow(
+    %x0: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x0"},
+    %x1: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x1"},
+    %y: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "y"},
+    %n: index {kgen.divisibility = 16 : i64, kgen.name = "n"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 4, reread = false, launchThreads = true>} {
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v0 = kgen.load %x0[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<?xbf16>
+  %v1 = kgen.load %x1[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<?xbf16>
+  %f0 = arith.extf %v0 : tensor<?xbf16> to tensor<?xf32>
+  %f1 = arith.extf %v1 : tensor<?xbf16> to tensor<?xf32>
+  %a = arith.addf %f0, %f1 : tensor<?xf32>
+  %s = kgen.reduce sum %a : tensor<?xf32> -> f32
+  %b = kgen.broadcast %s : f32 -> tensor<?xf32>
+  %o = arith.subf %a, %b : tensor<?xf32>
+  %t = arith.truncf %o : tensor<?xf32> to tensor<?xbf16>
+  kgen.store %t, %y[%c0] {vector_width = 8 : i64} : tensor<?xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
+// -----
+
+// One held row: an 8-chunk variant exists for the long rows, so the 4-chunk
+// one keeps the registers a held row of 4 chunks gets (128 at 512 threads).
+// CHECK-LABEL: gpu.func @held_one_row_4(
+// CHECK-SAME: nvvm.maxnreg = 128 : i32
+kgen.kernel @held_one_row_4(
+    %x0: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x0"},
+    %y: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "y"},
+    %n: index {kgen.divisibility = 16 : i64, kgen.name = "n"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 8, threadsPerRow = 512, rowsPerBlock = 1, chunks = 4, reread = false, launchThreads = true>} {
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v0 = kgen.load %x0[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<?xbf16>
+  %f0 = arith.extf %v0 : tensor<?xbf16> to tensor<?xf32>
+  %s = kgen.reduce sum %f0 : tensor<?xf32> -> f32
+  %b = kgen.broadcast %s : f32 -> tensor<?xf32>
+  %o = arith.subf %f0, %b : tensor<?xf32>
+  %t = arith.truncf %o : tensor<?xf32> to tensor<?xbf16>
+  kgen.store %t, %y[%c0] {vector_width = 8 : i64} : tensor<?xbf16>, !kgen.rows<bf16>
+  kgen.return
+}

@@ -60,7 +60,9 @@ kgen.kernel @k(%x: !kgen.rows<bf16> {kgen.name = "x"},
 // exact-length ones: those whose held loads fit 64 elements a thread. Here
 // two bf16 row loads feed the reduction (16 elements a chunk): 1, 2 and 4.
 // First of all, when 4 chunks fit, `_vec_warp`: rows of 65 to 128 chunks of
-// 8 elements, a warp each, on at least 4096 rows.
+// 8 elements, a warp each, on at least 4096 rows. The widest, 4 chunks, is
+// split: `_vec_hold4` on at most 256 threads, `_vec_hold4_wide` on more
+// (their registers differ, kgen-lower-to-gpu).
 // CHECK-LABEL: kgen.kernel @sumsq_vec_warp(
 // CHECK-SAME: index {kgen.divisibility = 16 : i64, kgen.name = "d"})
 // CHECK-SAME: attributes {dims = {}, kgen.max_domain = 1024 : i64, kgen.min_domain = 520 : i64, kgen.min_rows = 4096 : i64, kgen.variant = "vec"}
@@ -71,7 +73,9 @@ kgen.kernel @k(%x: !kgen.rows<bf16> {kgen.name = "x"},
 // CHECK-SAME: index {kgen.divisibility = 16 : i64, kgen.name = "d"})
 // CHECK-SAME: attributes {dims = {}, kgen.held_chunks = 2 : i64, kgen.variant = "vec"}
 // CHECK-LABEL: kgen.kernel @sumsq_vec_hold4(
-// CHECK-SAME: kgen.held_chunks = 4 : i64
+// CHECK-SAME: kgen.held_chunks = 4 : i64, kgen.held_threads = 256 : i64
+// CHECK-LABEL: kgen.kernel @sumsq_vec_hold4_wide(
+// CHECK-SAME: attributes {dims = {}, kgen.held_chunks = 4 : i64, kgen.variant = "vec"}
 // CHECK-NOT: hold8
 // CHECK-LABEL: kgen.kernel @sumsq_vec(
 // CHECK-NOT: held_chunks

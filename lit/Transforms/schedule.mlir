@@ -327,12 +327,15 @@ kgen.kernel @dynamic_reduce(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.na
   kgen.return
 }
 // Held variants (kgen-make-variants' kgen.held_chunks): threads chosen at
-// launch, at most 512 a row of several chunks each, one row a block; one
-// chunk a thread takes a block of up to 256 threads, x a row by y rows.
+// launch, at most 512 a row of several chunks each (or kgen.held_threads),
+// one row a block; one chunk a thread takes a block of up to 256 threads, x
+// a row by y rows.
 // CHECK-LABEL: kgen.kernel @held_one(
 // CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 1, reread = false, launchThreads = true>
 // CHECK-LABEL: kgen.kernel @held_four(
 // CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 512, rowsPerBlock = 1, chunks = 4, reread = false, launchThreads = true>
+// CHECK-LABEL: kgen.kernel @held_four_narrow(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 4, reread = false, launchThreads = true>
 kgen.kernel @held_one(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
                       %d: index {kgen.divisibility = 16 : i64, kgen.name = "d"})
     attributes {dims = {}, kgen.held_chunks = 1 : i64} {
@@ -347,6 +350,17 @@ kgen.kernel @held_one(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "
 kgen.kernel @held_four(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
                        %d: index {kgen.divisibility = 16 : i64, kgen.name = "d"})
     attributes {dims = {}, kgen.held_chunks = 4 : i64} {
+  kgen.domain %d
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<?xbf16>
+  %f = arith.extf %v : tensor<?xbf16> to tensor<?xf32>
+  %s = kgen.reduce sum %f : tensor<?xf32> -> f32
+  kgen.store %v, %x[%c0] : tensor<?xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+kgen.kernel @held_four_narrow(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
+                              %d: index {kgen.divisibility = 16 : i64, kgen.name = "d"})
+    attributes {dims = {}, kgen.held_chunks = 4 : i64, kgen.held_threads = 256 : i64} {
   kgen.domain %d
   %c0 = arith.constant 0 : index
   %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<?xbf16>

@@ -110,6 +110,11 @@ TEST_P(Ptxas, AssemblesWithoutSpills) {
     for (int n : {2048, 4096, 8192, 16384})
       exact += art.ptx.find(".entry k_vec_n" + std::to_string(n) + "(") !=
                std::string::npos;
+    // The widest held variant of 4 chunks is split at 256 threads.
+    bool has4 = art.ptx.find(".entry k_vec_hold4(") != std::string::npos;
+    bool has8 = art.ptx.find(".entry k_vec_hold8(") != std::string::npos;
+    int wide = art.ptx.find(".entry k_vec_hold4_wide(") != std::string::npos;
+    EXPECT_EQ(wide, has4 && !has8) << log;
     int rows = art.ptx.find(".entry k_vec_rows(") != std::string::npos;
     int warp = art.ptx.find(".entry k_vec_warp(") != std::string::npos;
     EXPECT_EQ(warp, art.ptx.find(".entry k_vec_hold4(") != std::string::npos)
@@ -161,7 +166,8 @@ TEST_P(Ptxas, AssemblesWithoutSpills) {
     }
     EXPECT_EQ(cluster, art.ptx.find(".reqnctapercluster") != std::string::npos)
         << log;
-    EXPECT_EQ(entries, 2 + exact + held + rows + cluster + warp) << log;
+    EXPECT_EQ(entries, 2 + exact + held + wide + rows + cluster + warp)
+        << log;
   }
 }
 
