@@ -303,8 +303,10 @@ private:
   /// threads past 256 (more rows per SM; past 128 from 8192 rows, as the
   /// specialized kernels' `_vec_rows`: there 512 x 4 held layernorm's bf16
   /// 16384 row at 79 registers, one block an SM, 1.26x the time of
-  /// `_vec_rows`' 256 x 8), then nearest 4 chunks a thread (what the
-  /// specialized kernels hold).
+  /// `_vec_rows`' 256 x 8 on an H200; 256 x 8 held, measured on an H100
+  /// only, ran within 2% of either), then nearest 4 chunks a thread (what
+  /// the specialized kernels hold), then the first listed (`_vec_hold4`
+  /// before `_vec_hold4_wide`).
   size_t bestHeld(size_t first, const BoundArgs &b) const {
     int64_t len = domainLength(b);
     int64_t most = b.rows >= kManyRows ? 128 : 256;

@@ -71,9 +71,9 @@ GPU).
 """
 
 import argparse
+import gc
 import io
 import json
-import gc
 import math
 import os
 import statistics
@@ -1262,6 +1262,7 @@ def main():
     gen.manual_seed(1234)
     kernels = {}
     rows, checks, not_run, failed = [], [], [], []
+    shape_failed = False
     for op, T, h, b in cases:
         if time.perf_counter() - t_start > args.deadline_s:
             not_run.append((op, T, h, b))
@@ -1298,10 +1299,12 @@ def main():
                                   str(ex).strip()[:400])
             failed.append(msg)
             log("FAILED " + msg)
-            del ex
-            # What the failed shape held (its frames were in the traceback)
-            # goes back, so that one out-of-memory shape does not fail the
-            # rest of the run.
+            shape_failed = True
+        if shape_failed:
+            # What the failed shape held (its frames, alive while the
+            # exception was handled) goes back, so that one out-of-memory
+            # shape does not fail the rest of the run.
+            shape_failed = False
             gc.collect()
             torch.cuda.synchronize()
             torch.cuda.empty_cache()

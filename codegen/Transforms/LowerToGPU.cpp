@@ -1141,8 +1141,9 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
       int64_t fit = kRegistersPerSM / (blocks * launched) / 8 * 8;
       return std::min<int64_t>(all, std::max(need, fit));
     }
-    if (vectorized && s.getLaunchThreads() && s.getChunks() == kFewChunks &&
-        block > kWideBlock && 2 * heldElements > kMaxHeldElements)
+    if (vectorized && s.getLaunchThreads() &&
+        s.getChunks() == kWidestHeldSplitChunks &&
+        block > kWidestHeldSplitThreads && 2 * heldElements > kMaxHeldElements)
       return std::min<int64_t>(
           all, kRegistersPerSM / (2 * kWidestHeldThreads) / 8 * 8);
     return vectorized && s.getChunks() <= 8 && 2 * heldElements <= shared

@@ -72,9 +72,6 @@ constexpr int64_t kExactLengths[] = {2048, 4096, 8192, 16384};
 // 4 x 352 hold 11008, 8 x 512 hold 32768 bf16); kMaxHeldElements bounds
 // them.
 constexpr int64_t kHeldChunks[] = {2, 4, 8};
-// A widest held variant of this many chunks is split at this many threads.
-constexpr int64_t kWidestHeldSplitChunks = 4;
-constexpr int64_t kWidestHeldSplitThreads = 256;
 // Threads up to which a held variant runs as fast as an exact-length one.
 constexpr int64_t kHeldThreadsAsGood = 256;
 // Rows from which a `_vec_rows` variant is launched: on an H200 (bf16,

@@ -51,8 +51,13 @@ inline constexpr llvm::StringLiteral kMaxRowsAttr = "kgen.max_rows";
 inline constexpr llvm::StringLiteral kExpFastMathAttr = "kgen.exp_fastmath";
 /// The row loads' elements a thread of a dynamic kernel's held variant may
 /// hold (kgen-make-variants): half the 128 registers a block of 512 threads
-/// leaves.
+/// leaves. kgen-lower-to-gpu tells by it a kernel's widest held variant.
 inline constexpr int64_t kMaxHeldElements = 64;
+/// The widest held variant of this many chunks is split into one of at most
+/// this many threads (kgen.held_threads) and `_wide`, whose registers
+/// kgen-lower-to-gpu sets for its longer rows.
+inline constexpr int64_t kWidestHeldSplitChunks = 4;
+inline constexpr int64_t kWidestHeldSplitThreads = 256;
 
 /// The gpu.func attribute listing its parameters for the spec.
 inline constexpr llvm::StringLiteral kAbiAttr = "kgen.abi";

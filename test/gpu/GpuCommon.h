@@ -94,12 +94,12 @@ struct RtKernel {
 bool loadKernel(const std::string &dir, const ManifestEntry &e, RtKernel &out,
                 std::string &err);
 
-/// The `_vec_holdC` variant of `k` the runtime should pick for `rows` rows
-/// of `length` elements (aligned arguments assumed), restated from the
-/// spec's rule: among those within their most threads whose chunks but the
-/// last all lie in the row, the fewest idle chunk slots, then the fewest
-/// threads past 256 (past 128 from 8192 rows), then C nearest 4. Nothing
-/// when none fits.
+/// The held variant of `k` (`_vec_holdC`, `_vec_hold4_wide`) the runtime
+/// should pick for `rows` rows of `length` elements (aligned arguments
+/// assumed), restated from the spec's rule: among those within their most
+/// threads whose chunks but the last all lie in the row, the fewest idle
+/// chunk slots, then the fewest threads past 256 (past 128 from 8192 rows),
+/// then C nearest 4, then the first listed. Nothing when none fits.
 std::optional<size_t> expectedHeld(const RtKernel &k, int64_t length,
                                    int64_t rows);
 

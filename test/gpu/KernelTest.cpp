@@ -714,7 +714,7 @@ void KernelGroupTest::runShape(const RtKernel *kernels[2], int64_t rows,
         dimsOk = false;
     // Aligned: "_vec_warp" if L is in its domain_range (on at least its
     // min_rows rows), the exact-length variant ("_vec_nN", N == L) if there
-    // is one, else the "_vec_holdC" variant the spec's rule picks
+    // is one, else the held variant ("_vec_holdC[_wide]") the spec's rule picks
     // (expectedHeld), else "_vec_cluster" on at most its max_rows, else
     // "_vec_rows" on at least its min_rows, else "_vec". Otherwise the
     // fallback, last.

@@ -530,7 +530,7 @@ std::pair<size_t, uint32_t> pickHeld(int64_t hidden, int64_t rows = 4) {
 
 } // namespace
 
-TEST(ArgsHeld, FewestIdleChunkSlotsThenAtMost256ThreadsThenFourChunks) {
+TEST(ArgsHeld, FewestIdleChunkSlotsThenFewestThreadsPast256ThenFourChunks) {
   // 3584 = 448 chunks: 224 threads of 2 leave none idle; 4 or 8 chunks over
   // 128 or 64 threads leave 64.
   EXPECT_EQ(pickHeld(3584), std::make_pair(size_t(0), uint32_t(224)));
@@ -547,7 +547,7 @@ TEST(ArgsHeld, FewestIdleChunkSlotsThenAtMost256ThreadsThenFourChunks) {
   EXPECT_EQ(pickHeld(32784), std::make_pair(size_t(3), uint32_t(128)));
 }
 
-TEST(ArgsHeld, FromManyRowsAtMost128Threads) {
+TEST(ArgsHeld, FromManyRowsFewestThreadsPast128) {
   // 8192 = 1024 chunks: 256 x 4 and 128 x 8 leave none idle; 4 chunks on
   // fewer rows, 128 threads from 8192 rows (as a specialized _vec_rows).
   EXPECT_EQ(pickHeld(8192, 8191), std::make_pair(size_t(1), uint32_t(256)));
@@ -561,6 +561,40 @@ TEST(ArgsHeld, FromManyRowsAtMost128Threads) {
   EXPECT_EQ(pickHeld(16384, 16384), std::make_pair(size_t(2), uint32_t(256)));
   EXPECT_EQ(pickHeld(14336, 8192), std::make_pair(size_t(2), uint32_t(224)));
   EXPECT_EQ(pickHeld(12288, 65536), std::make_pair(size_t(2), uint32_t(192)));
+}
+
+TEST(ArgsHeld, TwoOfFourChunksSplitAtTheirBlocks) {
+  // As the widest held variant of 4 chunks is split: the one of at most 256
+  // threads listed first takes the rows it fits (equal keys: the first),
+  // the one of 512 the longer rows.
+  std::string wide = R"({"entry": "rmsnorm_bf16_v8", "block": 512,
+       "rows_per_block": 1,
+       "launch_threads": {"chunks": 4, "chunk_elements": 8},
+       "tensor_align": {"x": 16, "weight": 16, "y": 16},
+       "dim_multiple": {"hidden": 16},
+       "abi": ["ptr:x", "ptr:weight", "ptr:y", "stride:x", "stride:y",
+               "scalar:eps", "dim:hidden", "rows"]},)";
+  std::string spec = replaced(RmsnormSpec, R"("dims": {},)",
+                              R"("dims": {}, "domain": "hidden",)");
+  std::string narrow = replaced(wide, R"("block": 512)", R"("block": 256)");
+  spec = replaced(spec, R"("variants": [)",
+                  R"("variants": [)" + narrow + wide);
+  kgen::rt::Spec parsed;
+  std::string err;
+  ASSERT_TRUE(kgen::rt::parseSpec(spec, parsed, err)) << err;
+  auto pick = [&](int64_t hidden, int64_t rows) {
+    RmsnormArgs a(addr(0x10000), addr(0x20000), addr(0x30000), hidden);
+    kgen::rt::BoundArgs out;
+    EXPECT_EQ(kgen::rt::bindArgs(parsed, a.args, 5, rows, out, err), KGEN_OK)
+        << err;
+    return std::make_pair(out.variant, out.blockX);
+  };
+  // 8192 = 1024 chunks: 256 x 4 in both; the first.
+  EXPECT_EQ(pick(8192, 4), std::make_pair(size_t(0), uint32_t(256)));
+  EXPECT_EQ(pick(8192, 65536), std::make_pair(size_t(0), uint32_t(256)));
+  // 11008 = 1376 chunks: 352 threads, past the first's block.
+  EXPECT_EQ(pick(11008, 4), std::make_pair(size_t(1), uint32_t(352)));
+  EXPECT_EQ(pick(14336, 16384), std::make_pair(size_t(1), uint32_t(448)));
 }
 
 TEST(ArgsHeld, EveryChunkButTheLastIsInTheRow) {
