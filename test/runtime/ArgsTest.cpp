@@ -15,6 +15,8 @@
 
 #include <cstring>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 using namespace kgen::test;
 using ::testing::HasSubstr;
@@ -500,13 +502,16 @@ TEST(ArgsDomain, ExactDomainNeedsADomain) {
 namespace {
 
 /// RmsnormSpec with a domain and, before its two variants, held variants of
-/// 2, 4 and 8 chunks of 8 elements over at most 512 threads.
-std::string heldSpec() {
+/// (chunks, most threads): by default 2, 4 and 8 chunks of 8 elements over
+/// at most 512 threads.
+std::string heldSpec(const std::vector<std::pair<int, int>> &variants = {
+                         {2, 512}, {4, 512}, {8, 512}}) {
   std::string spec = replaced(RmsnormSpec, R"("dims": {},)",
                               R"("dims": {}, "domain": "hidden",)");
   std::string held;
-  for (int c : {2, 4, 8})
-    held += R"({"entry": "rmsnorm_bf16_v8", "block": 512, "rows_per_block": 1,
+  for (auto [c, block] : variants)
+    held += R"({"entry": "rmsnorm_bf16_v8", "block": )" +
+            std::to_string(block) + R"(, "rows_per_block": 1,
        "launch_threads": {"chunks": )" +
             std::to_string(c) + R"(, "chunk_elements": 8},
        "tensor_align": {"x": 16, "weight": 16, "y": 16},
@@ -517,10 +522,11 @@ std::string heldSpec() {
 }
 
 /// (variant, block) the runtime picks for `rows` rows of `hidden` elements.
-std::pair<size_t, uint32_t> pickHeld(int64_t hidden, int64_t rows = 4) {
+std::pair<size_t, uint32_t> pickHeld(int64_t hidden, int64_t rows = 4,
+                                     const std::string &text = heldSpec()) {
   kgen::rt::Spec spec;
   std::string err;
-  EXPECT_TRUE(kgen::rt::parseSpec(heldSpec(), spec, err)) << err;
+  EXPECT_TRUE(kgen::rt::parseSpec(text, spec, err)) << err;
   RmsnormArgs a(addr(0x10000), addr(0x20000), addr(0x30000), hidden);
   kgen::rt::BoundArgs out;
   EXPECT_EQ(kgen::rt::bindArgs(spec, a.args, 5, rows, out, err), KGEN_OK)
@@ -567,34 +573,16 @@ TEST(ArgsHeld, TwoOfFourChunksSplitAtTheirBlocks) {
   // As the widest held variant of 4 chunks is split: the one of at most 256
   // threads listed first takes the rows it fits (equal keys: the first),
   // the one of 512 the longer rows.
-  std::string wide = R"({"entry": "rmsnorm_bf16_v8", "block": 512,
-       "rows_per_block": 1,
-       "launch_threads": {"chunks": 4, "chunk_elements": 8},
-       "tensor_align": {"x": 16, "weight": 16, "y": 16},
-       "dim_multiple": {"hidden": 16},
-       "abi": ["ptr:x", "ptr:weight", "ptr:y", "stride:x", "stride:y",
-               "scalar:eps", "dim:hidden", "rows"]},)";
-  std::string spec = replaced(RmsnormSpec, R"("dims": {},)",
-                              R"("dims": {}, "domain": "hidden",)");
-  std::string narrow = replaced(wide, R"("block": 512)", R"("block": 256)");
-  spec = replaced(spec, R"("variants": [)",
-                  R"("variants": [)" + narrow + wide);
-  kgen::rt::Spec parsed;
-  std::string err;
-  ASSERT_TRUE(kgen::rt::parseSpec(spec, parsed, err)) << err;
-  auto pick = [&](int64_t hidden, int64_t rows) {
-    RmsnormArgs a(addr(0x10000), addr(0x20000), addr(0x30000), hidden);
-    kgen::rt::BoundArgs out;
-    EXPECT_EQ(kgen::rt::bindArgs(parsed, a.args, 5, rows, out, err), KGEN_OK)
-        << err;
-    return std::make_pair(out.variant, out.blockX);
-  };
+  std::string split = heldSpec({{4, 256}, {4, 512}});
   // 8192 = 1024 chunks: 256 x 4 in both; the first.
-  EXPECT_EQ(pick(8192, 4), std::make_pair(size_t(0), uint32_t(256)));
-  EXPECT_EQ(pick(8192, 65536), std::make_pair(size_t(0), uint32_t(256)));
+  EXPECT_EQ(pickHeld(8192, 4, split), std::make_pair(size_t(0), uint32_t(256)));
+  EXPECT_EQ(pickHeld(8192, 65536, split),
+            std::make_pair(size_t(0), uint32_t(256)));
   // 11008 = 1376 chunks: 352 threads, past the first's block.
-  EXPECT_EQ(pick(11008, 4), std::make_pair(size_t(1), uint32_t(352)));
-  EXPECT_EQ(pick(14336, 16384), std::make_pair(size_t(1), uint32_t(448)));
+  EXPECT_EQ(pickHeld(11008, 4, split),
+            std::make_pair(size_t(1), uint32_t(352)));
+  EXPECT_EQ(pickHeld(14336, 16384, split),
+            std::make_pair(size_t(1), uint32_t(448)));
 }
 
 TEST(ArgsHeld, EveryChunkButTheLastIsInTheRow) {
