@@ -43,7 +43,11 @@ docs/design.md (fp8 outputs: 2^-9 + 2^-3 |b|, one e4m3 ulp), and
 ||a - b|| / ||b|| <= 1e-2; no NaN).
 Then each is timed two ways:
   cold    one call after an L2 flush (a 256 MiB buffer written), median of
-          30 calls (after 3 warm-ups), CUDA events around the call only;
+          30 calls (after 3 warm-ups), CUDA events around the call only; the
+          host waits for each call before the next flush, so every call is
+          queued behind its own flush alone (a queue of many flushes made
+          the launch after the flush 0.4-0.9 us slower, by how far the GPU
+          ran behind, which depends on each caller's launch cost on the host);
   steady  K back-to-back calls over rotated copies of all the call's tensors
           (inputs, weights and outputs; together more than 1.2 x L2, at least
           2 copies) captured in one CUDA graph; median over 7 replays (after
@@ -604,7 +608,10 @@ def as_list(r):
 
 # ---------------------------------------------------------------------------
 # Timing.
-def time_cold(call, flush, n=30, warm=3):
+def time_cold(call, flush, n=30, warm=3, wait=True):
+    """Median us of n calls, each after a flush. wait=False queues every
+    flush and call at once (the GPU then runs far behind the host;
+    cold_pacing.py compares the two)."""
     ev = [(torch.cuda.Event(enable_timing=True),
            torch.cuda.Event(enable_timing=True)) for _ in range(n + warm)]
     for i, (s, e) in enumerate(ev):
@@ -613,6 +620,8 @@ def time_cold(call, flush, n=30, warm=3):
         r = call()
         e.record()
         del r
+        if wait:
+            torch.cuda.synchronize()
     torch.cuda.synchronize()
     us = [s.elapsed_time(e) * 1e3 for s, e in ev[warm:]]
     return statistics.median(us), us
@@ -1346,7 +1355,8 @@ def main():
     losses = kgen_losses(rows)
     method = [
         "cold: median of 30 single calls, each after writing a %d MiB "
-        "buffer, CUDA events around the call; steady: K calls over rotated "
+        "buffer, CUDA events around the call, the host waiting for each call; "
+        "steady: K calls over rotated "
         "copies (> 1.2 x L2) in one CUDA graph, median of 7 replays / K; "
         "GB/s of the fewest bytes; bf16%s" % (
             flush.numel() >> 20, "; rope's cos/sin cache is shared by the "
