@@ -615,3 +615,60 @@ kgen.kernel @oddfew_vec_cluster(%x: !kgen.rows<bf16> {kgen.name = "x"},
   kgen.store %t, %s : f32, !kgen.scalars<f32>
   kgen.return
 }
+
+// Two rows held across the reduction (fused_add_rmsnorm's x and residual)
+// split the 4 chunks a thread aims at: 512 chunks on 256 threads x 2. A
+// row and a held vector (rmsnorm_quant_dynamic's weight) keep 128 x 4, as
+// do two rows that no power of two of threads splits exactly (3072: 384
+// chunks).
+// CHECK-LABEL: kgen.kernel @two_rows_4096(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 2, reread = false>
+// CHECK-LABEL: kgen.kernel @row_and_vector_4096(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 128, rowsPerBlock = 2, chunks = 4, reread = false, launchRowsPerBlock = 1>
+// CHECK-LABEL: kgen.kernel @two_rows_3072(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 128, rowsPerBlock = 2, chunks = 3, reread = false, launchRowsPerBlock = 1>
+kgen.kernel @two_rows_4096(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                           %r: !kgen.rows<bf16> {kgen.name = "r"},
+                           %y: !kgen.rows<bf16> {kgen.name = "y"})
+    attributes {dims = {n = 4096 : i64}} {
+  %n = arith.constant 4096 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<4096xbf16>
+  %b = kgen.load %r[%c0] : !kgen.rows<bf16> -> tensor<4096xbf16>
+  %s = arith.addf %a, %b : tensor<4096xbf16>
+  %f = arith.extf %s : tensor<4096xbf16> to tensor<4096xf32>
+  %t = kgen.reduce sum %f : tensor<4096xf32> -> f32
+  kgen.store %s, %y[%c0] : tensor<4096xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+kgen.kernel @row_and_vector_4096(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                                 %w: !kgen.vector<bf16> {kgen.name = "w"},
+                                 %y: !kgen.rows<bf16> {kgen.name = "y"})
+    attributes {dims = {n = 4096 : i64}} {
+  %n = arith.constant 4096 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<4096xbf16>
+  %b = kgen.load %w[%c0] : !kgen.vector<bf16> -> tensor<4096xbf16>
+  %s = arith.mulf %a, %b : tensor<4096xbf16>
+  %f = arith.extf %s : tensor<4096xbf16> to tensor<4096xf32>
+  %t = kgen.reduce max %f : tensor<4096xf32> -> f32
+  kgen.store %s, %y[%c0] : tensor<4096xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+kgen.kernel @two_rows_3072(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                           %r: !kgen.rows<bf16> {kgen.name = "r"},
+                           %y: !kgen.rows<bf16> {kgen.name = "y"})
+    attributes {dims = {n = 3072 : i64}} {
+  %n = arith.constant 3072 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<3072xbf16>
+  %b = kgen.load %r[%c0] : !kgen.rows<bf16> -> tensor<3072xbf16>
+  %s = arith.addf %a, %b : tensor<3072xbf16>
+  %f = arith.extf %s : tensor<3072xbf16> to tensor<3072xf32>
+  %t = kgen.reduce sum %f : tensor<3072xf32> -> f32
+  kgen.store %s, %y[%c0] : tensor<3072xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
