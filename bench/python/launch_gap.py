@@ -21,7 +21,10 @@ import torch
 import triton
 import triton.language as tl
 
+if len(sys.argv) != 3:
+    raise SystemExit(__doc__)
 kdir, out = sys.argv[1:3]
+os.makedirs(out, exist_ok=True)
 dev = torch.device("cuda")
 torch.empty(1, device=dev)
 cu = ctypes.CDLL("libcuda.so.1")

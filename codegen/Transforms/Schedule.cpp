@@ -28,13 +28,14 @@ constexpr int64_t kTargetChunks = 4;
 constexpr int64_t kTargetChunksElementwise = 1;
 // A row that holds several rows (fused_add_rmsnorm: x and the residual)
 // splits kTargetChunks between them, on rows of at least this many chunks
-// that a power of two of threads, at most kMaxThreadsPerRow, splits
-// exactly. On an H200 (bf16, steady state, 32 to 65536 rows) against 4
-// chunks a thread: hidden 4096 on 256 x 2 took 0.79x the time on 512 rows
-// (4.88 -> 3.85 us) and 0.986-0.991x elsewhere, 2048 on 128 x 2 took
-// 0.95-0.998x. Not where the split is uneven: 3072 on 192 x 2 took 1.07x on
-// 512 rows. rmsnorm_quant_dynamic, which holds one row and the weight, lost
-// 15-21% on 256 x 2 from 4096 rows of 4096.
+// (shorter ones were not measured) whose chunks a power of two of threads,
+// at most kMaxThreadsPerRow, splits exactly (a masked last chunk counts:
+// 4095). On an H200 (steady state, 32 to 65536 rows) against 4 chunks a
+// thread: bf16 4096 on 256 x 2 took 0.79x the time on 512 rows (4.88 ->
+// 3.85 us) and 0.986-0.991x elsewhere, bf16 2048 and f32 1024 on 128 x 2
+// 0.94-0.998x. Not where the split is uneven: 3072 on 192 x 2 took 1.07x
+// on 512 rows. rmsnorm_quant_dynamic, which holds one row and the weight,
+// lost 15-21% on 256 x 2 from 4096 rows of 4096.
 constexpr int64_t kSplitTargetMinChunks = 256;
 // Threads per block the row groups of kernels with reductions are packed
 // into.
