@@ -102,52 +102,55 @@ for name, c in calls.items():
         print("%-22s max|err| %.3g" % (name, err))
 
 flush = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
+
+
+def after_fills(call, n, events):
+    """Runs n (fill, call) pairs under the profiler, with CUDA events around
+    each call when `events`. Returns (event us, [kernel us], [gap us]): a
+    gap runs from a fill's end to the next kernel's start."""
+    ev = [(torch.cuda.Event(enable_timing=True),
+           torch.cuda.Event(enable_timing=True)) for _ in range(n)]
+    with torch.profiler.profile(
+            activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for i, (s, e) in enumerate(ev):
+            flush.fill_(i & 0x7F)
+            if events:
+                s.record()
+            call()
+            if events:
+                e.record()
+        torch.cuda.synchronize()
+    path = os.path.join(out, "trace.json")
+    prof.export_chrome_trace(path)
+    with open(path) as f:
+        tr = json.load(f)
+    os.remove(path)
+    ks = sorted([k for k in tr["traceEvents"] if k.get("cat") == "kernel"],
+                key=lambda k: k["ts"])
+    durs, gaps, prev_end = [], [], None
+    for k in ks:
+        if "fill" in k["name"].lower():
+            prev_end = k["ts"] + k["dur"]
+            continue
+        durs.append(k["dur"])
+        if prev_end is not None:
+            gaps.append(k["ts"] - prev_end)
+    evus = [s.elapsed_time(e) * 1e3 for s, e in ev[3:]] if events else [0.0]
+    return statistics.median(evus), durs, gaps
+
+
 res = []
 for rep in range(2):
     for name, call in calls.items():
-        n = 50
-        ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            for i, (s, e) in enumerate(ev):
-                flush.fill_(i & 0x7F)
-                s.record()
-                call()
-                e.record()
-            torch.cuda.synchronize()
-        evus = [s.elapsed_time(e) * 1e3 for s, e in ev[3:]]
-        path = os.path.join(out, "trace.json")
-        prof.export_chrome_trace(path)
-        tr = json.load(open(path))
-        os.remove(path)
-        ks = sorted([k for k in tr["traceEvents"] if k.get("cat") == "kernel"], key=lambda k: k["ts"])
-        durs, gaps, prev_end = [], [], None
-        for k in ks:
-            if "fill" in k["name"].lower():
-                prev_end = k["ts"] + k["dur"]
-                continue
-            durs.append(k["dur"])
-            if prev_end is not None:
-                gaps.append(k["ts"] - prev_end)
-        # Without events between: fill then the kernel.
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            for i in range(n):
-                flush.fill_(i & 0x7F)
-                call()
-            torch.cuda.synchronize()
-        prof.export_chrome_trace(path)
-        tr = json.load(open(path))
-        os.remove(path)
-        ks = sorted([k for k in tr["traceEvents"] if k.get("cat") == "kernel"], key=lambda k: k["ts"])
-        gaps2, prev_end = [], None
-        for k in ks:
-            if "fill" in k["name"].lower():
-                prev_end = k["ts"] + k["dur"]
-                continue
-            if prev_end is not None:
-                gaps2.append(k["ts"] - prev_end)
-        row = dict(name=name, rep=rep, event_us=statistics.median(evus), kernel_us=statistics.median(durs[3:]),
-                   gap_us=statistics.median(gaps[3:]), gap_noevent_us=statistics.median(gaps2[3:]))
+        event_us, durs, gaps = after_fills(call, 50, True)
+        _, _, gaps2 = after_fills(call, 50, False)
+        row = dict(name=name, rep=rep, event_us=event_us,
+                   kernel_us=statistics.median(durs[3:]),
+                   gap_us=statistics.median(gaps[3:]),
+                   gap_noevent_us=statistics.median(gaps2[3:]))
         res.append(row)
-        print("%-22s rep %d  event %6.2f  kernel %6.2f  gap %6.2f  gap(no events) %6.2f" % (
-            name, rep, row["event_us"], row["kernel_us"], row["gap_us"], row["gap_noevent_us"]), flush=True)
+        print("%-22s rep %d  event %6.2f  kernel %6.2f  gap %6.2f  "
+              "gap(no events) %6.2f" % (
+                  name, rep, row["event_us"], row["kernel_us"], row["gap_us"],
+                  row["gap_noevent_us"]), flush=True)
 json.dump(res, open(os.path.join(out, "launch_probe.json"), "w"), indent=1)
