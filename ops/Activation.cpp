@@ -1,11 +1,13 @@
 //===- Activation.cpp - silu and gelu alone -------------------------------===//
+#include "dsl/Registry.h"
 #include "ops/Activations.h"
-#include "ops/Registry.h"
 
 namespace kgen::ops {
 
+enum class Activation { Silu, Gelu, GeluTanh };
+
 // F.silu(x) / F.gelu(x, approximate=...) on [T, d], in f32, rounded once.
-Kernel activation(DType dt, Activation act) {
+static Kernel activation(DType dt, Activation act) {
   const char *names[] = {"silu", "gelu", "gelu_tanh"};
   Builder b(names[(int)act]);
   Len d = b.dim("d");
@@ -16,5 +18,20 @@ Kernel activation(DType dt, Activation act) {
   b.output("y", y.to(dt));
   return b.build();
 }
+
+KGEN_REGISTER_OP(silu)
+    .summary("y = F.silu(x), in f32")
+    .dim("d")
+    .kernel([](DType dt) { return activation(dt, Activation::Silu); });
+
+KGEN_REGISTER_OP(gelu)
+    .summary("y = F.gelu(x) (erf), in f32")
+    .dim("d")
+    .kernel([](DType dt) { return activation(dt, Activation::Gelu); });
+
+KGEN_REGISTER_OP(gelu_tanh)
+    .summary("y = F.gelu(x, approximate='tanh'), in f32")
+    .dim("d")
+    .kernel([](DType dt) { return activation(dt, Activation::GeluTanh); });
 
 } // namespace kgen::ops

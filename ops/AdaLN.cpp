@@ -1,5 +1,5 @@
 //===- AdaLN.cpp - DiT's adaptive layer norm ------------------------------===//
-#include "ops/Registry.h"
+#include "dsl/Registry.h"
 
 namespace kgen::ops {
 
@@ -12,7 +12,7 @@ namespace kgen::ops {
 // modulation to the dtype; when + shift cancels, one such rounding of the
 // intermediate becomes an error of many ulps of the result, which a
 // reference must not carry.
-Kernel adaLN(DType dt, bool rms) {
+static Kernel adaLN(DType dt, bool rms) {
   Builder b(rms ? "adaln_rmsnorm" : "adaln");
   Len hidden = b.dim("hidden");
   Len n = b.dim("tokens_per_batch");
@@ -33,5 +33,15 @@ Kernel adaLN(DType dt, bool rms) {
       (normed * (1.0 + scale.to(DType::F32)) + shift.to(DType::F32)).to(dt));
   return b.build();
 }
+
+KGEN_REGISTER_OP(adaln)
+    .summary("DiT: y = layer_norm(x) * (1 + scale[row / N]) + shift[row / N]")
+    .scalar("eps", 1e-6)
+    .kernel([](DType dt) { return adaLN(dt, false); });
+
+KGEN_REGISTER_OP(adaln_rmsnorm)
+    .summary("y = rmsnorm(x) * (1 + scale[row / N]) + shift[row / N]")
+    .scalar("eps", 1e-6)
+    .kernel([](DType dt) { return adaLN(dt, true); });
 
 } // namespace kgen::ops

@@ -1,12 +1,12 @@
 //===- FusedAddRMSNorm.cpp - Residual add fused with RMSNorm --------------===//
-#include "ops/Registry.h"
+#include "dsl/Registry.h"
 
 namespace kgen::ops {
 
 // vLLM's and FlashInfer's fused_add_rmsnorm, both in place: residual becomes
 // x + residual (added in the dtype), and x becomes
 // weight * (r * rsqrt(mean(r^2) + eps)).to(dtype) of that new residual.
-Kernel fusedAddRMSNorm(DType dt) {
+static Kernel fusedAddRMSNorm(DType dt) {
   Builder b("fused_add_rmsnorm");
   Len hidden = b.dim("hidden");
   Tensor x = b.input("x", dt, hidden);
@@ -19,5 +19,11 @@ Kernel fusedAddRMSNorm(DType dt) {
   b.store(x, w * (rf * rsqrt(mean(rf * rf) + eps)).to(dt));
   return b.build();
 }
+
+KGEN_REGISTER_OP(fused_add_rmsnorm)
+    .summary("in place: residual = x + residual; x = rmsnorm(residual) * "
+             "weight (vLLM, FlashInfer)")
+    .scalar("eps", 1e-6)
+    .kernel(fusedAddRMSNorm);
 
 } // namespace kgen::ops

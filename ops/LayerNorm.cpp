@@ -1,11 +1,11 @@
 //===- LayerNorm.cpp - torch.nn.functional.layer_norm over the row --------===//
-#include "ops/Registry.h"
+#include "dsl/Registry.h"
 
 namespace kgen::ops {
 
 // F.layer_norm as PyTorch's CUDA kernel computes it: mean and biased
 // variance in f32, (x - mean) * rstd * weight (+ bias) in f32, one rounding.
-Kernel layerNorm(DType dt, bool withBias) {
+static Kernel layerNorm(DType dt, bool withBias) {
   Builder b(withBias ? "layernorm" : "layernorm_nobias");
   Len hidden = b.dim("hidden");
   Tensor x = b.input("x", dt, hidden);
@@ -22,5 +22,16 @@ Kernel layerNorm(DType dt, bool withBias) {
   b.output("y", y.to(dt));
   return b.build();
 }
+
+KGEN_REGISTER_OP(layernorm)
+    .summary("y = (x - mean) * rsqrt(var + eps) * weight + bias, in f32 "
+             "(F.layer_norm)")
+    .scalar("eps", 1e-5)
+    .kernel([](DType dt) { return layerNorm(dt, true); });
+
+KGEN_REGISTER_OP(layernorm_nobias)
+    .summary("layernorm without a bias")
+    .scalar("eps", 1e-5)
+    .kernel([](DType dt) { return layerNorm(dt, false); });
 
 } // namespace kgen::ops

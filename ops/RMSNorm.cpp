@@ -1,11 +1,11 @@
 //===- RMSNorm.cpp - Hugging Face LlamaRMSNorm ----------------------------===//
-#include "ops/Registry.h"
+#include "dsl/Registry.h"
 
 namespace kgen::ops {
 
 // As LlamaRMSNorm.forward: normalize in f32, round to the input dtype, then
 // multiply by the weight in that dtype.
-Kernel rmsnorm(DType dt) {
+static Kernel rmsnorm(DType dt) {
   Builder b("rmsnorm");
   Len hidden = b.dim("hidden");
   Tensor x = b.input("x", dt, hidden);
@@ -15,5 +15,11 @@ Kernel rmsnorm(DType dt) {
   b.output("y", w * (xf * rsqrt(mean(xf * xf) + eps)).to(dt));
   return b.build();
 }
+
+KGEN_REGISTER_OP(rmsnorm)
+    .summary("y = weight * (x * rsqrt(mean(x^2) + eps)).to(dtype), in f32 "
+             "(Hugging Face LlamaRMSNorm)")
+    .scalar("eps", 1e-6)
+    .kernel(rmsnorm);
 
 } // namespace kgen::ops

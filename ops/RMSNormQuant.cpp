@@ -1,5 +1,5 @@
 //===- RMSNormQuant.cpp - RMSNorm with an fp8 e4m3 output -----------------===//
-#include "ops/Registry.h"
+#include "dsl/Registry.h"
 
 namespace kgen::ops {
 
@@ -8,7 +8,7 @@ namespace kgen::ops {
 // and converted to fp8 e4m3 with saturation to +-448. The dynamic form picks
 // each row's scale as amax(|y|) / 448 (at least 1 / (448 * 512), so a zero
 // row does not divide by zero) and writes it as a [rows] f32 output.
-Kernel rmsnormQuant(DType dt, bool dynamicScale) {
+static Kernel rmsnormQuant(DType dt, bool dynamicScale) {
   Builder b(dynamicScale ? "rmsnorm_quant_dynamic" : "rmsnorm_quant_static");
   Len hidden = b.dim("hidden");
   Tensor x = b.input("x", dt, hidden);
@@ -28,5 +28,17 @@ Kernel rmsnormQuant(DType dt, bool dynamicScale) {
     b.output("scale", scale);
   return b.build();
 }
+
+KGEN_REGISTER_OP(rmsnorm_quant_static)
+    .summary("y = (rmsnorm(x) * weight / scale).to(f8e4m3), saturating (vLLM)")
+    .scalar("eps", 1e-6)
+    .scalar("scale", 0.05)
+    .kernel([](DType dt) { return rmsnormQuant(dt, false); });
+
+KGEN_REGISTER_OP(rmsnorm_quant_dynamic)
+    .summary("per-row scale = amax|rmsnorm(x) * weight| / 448; y = (.. / "
+             "scale).to(f8e4m3); outputs y and scale (vLLM)")
+    .scalar("eps", 1e-6)
+    .kernel([](DType dt) { return rmsnormQuant(dt, true); });
 
 } // namespace kgen::ops

@@ -1,7 +1,19 @@
 //===- Rope.cpp - Rotary position embedding -------------------------------===//
-#include "ops/Registry.h"
+#include "dsl/Registry.h"
+
+#include <optional>
 
 namespace kgen::ops {
+
+enum class RopeStyle { NeoX, GPTJ };
+struct RopeOptions {
+  std::string name;
+  RopeStyle style = RopeStyle::NeoX;
+  int64_t headDim = 128;
+  int64_t rotaryDim = 128; ///< even, <= headDim
+  DType positions = DType::I64;
+  std::optional<DType> cache = DType::F32; ///< nullopt: q's dtype
+};
 
 // vLLM's rotary_embedding, in place on q [T, q_heads * head_dim] and
 // k [T, k_heads * head_dim] (views of a fused qkv: their row pitches are
@@ -14,7 +26,7 @@ namespace kgen::ops {
 //   x1' = x1 * cos - x2 * sin,  x2' = x2 * cos + x1 * sin
 // computed in f32 and rounded once (FlashInfer's precision; PyTorch's
 // forward_native rounds every op to the dtype).
-Kernel rope(DType dt, const RopeOptions &o) {
+static Kernel rope(DType dt, const RopeOptions &o) {
   Builder b(o.name);
   Len qHeads = b.dim("q_heads"), kHeads = b.dim("k_heads");
   Len maxPos = b.dim("max_pos");
@@ -38,7 +50,7 @@ Kernel rope(DType dt, const RopeOptions &o) {
 // q_out = q * cos + rotate_half(q) * sin with cos, sin [T, head_dim] (both
 // halves equal, as HF's rotary embedding makes them); same for k. In f32,
 // rounded once.
-Kernel ropeHF(DType dt, int64_t headDim) {
+static Kernel ropeHF(DType dt, int64_t headDim) {
   Builder b("rope_hf");
   Len qHeads = b.dim("q_heads"), kHeads = b.dim("k_heads");
   Tensor qk = b.heads({{"q", qHeads}, {"k", kHeads}}, dt, headDim);
@@ -58,5 +70,55 @@ Kernel ropeHF(DType dt, int64_t headDim) {
           .to(dt));
   return b.build();
 }
+
+/// The rope kernel `name` for a head_dim, rotating head_dim / rotaryDivisor.
+static std::function<Kernel(DType, int64_t)>
+ropeFor(std::string name, RopeStyle style, int64_t rotaryDivisor,
+        DType positions, std::optional<DType> cache) {
+  return [=](DType dt, int64_t headDim) {
+    return rope(dt, RopeOptions{name, style, headDim, headDim / rotaryDivisor,
+                                positions, cache});
+  };
+}
+
+static const std::vector<int64_t> kHeadDims = {64, 128, 256};
+
+KGEN_REGISTER_OP(rope_neox)
+    .summary("in place on q and k heads: NeoX rotate-half by cos_sin_cache"
+             "[positions] (f32 cache, i64 positions); --hidden is head_dim")
+    .dim("head_dim")
+    .lengths(kHeadDims)
+    .kernelForLength(ropeFor("rope_neox", RopeStyle::NeoX, 1, DType::I64,
+                             DType::F32));
+
+KGEN_REGISTER_OP(rope_gptj)
+    .summary("rope_neox with GPT-J's interleaved pairs")
+    .dim("head_dim")
+    .lengths(kHeadDims)
+    .kernelForLength(ropeFor("rope_gptj", RopeStyle::GPTJ, 1, DType::I64,
+                             DType::F32));
+
+KGEN_REGISTER_OP(rope_neox_partial)
+    .summary("rope_neox rotating the first head_dim / 2 elements of each "
+             "head, i32 positions, cache in q's dtype")
+    .dim("head_dim")
+    .lengths(kHeadDims)
+    .kernelForLength(ropeFor("rope_neox_partial", RopeStyle::NeoX, 2,
+                             DType::I32, std::nullopt));
+
+KGEN_REGISTER_OP(rope_gptj_partial)
+    .summary("rope_gptj rotating the first head_dim / 2 elements of each "
+             "head, i32 positions, cache in q's dtype")
+    .dim("head_dim")
+    .lengths(kHeadDims)
+    .kernelForLength(ropeFor("rope_gptj_partial", RopeStyle::GPTJ, 2,
+                             DType::I32, std::nullopt));
+
+KGEN_REGISTER_OP(rope_hf)
+    .summary("Hugging Face apply_rotary_pos_emb out of place: q_out, k_out = "
+             "x * cos + rotate_half(x) * sin, cos and sin [T, head_dim]")
+    .dim("head_dim")
+    .lengths(kHeadDims)
+    .kernelForLength(ropeHF);
 
 } // namespace kgen::ops

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Pipeline/Pipeline.h"
-#include "ops/Registry.h"
+#include "dsl/Registry.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -57,7 +57,7 @@ TEST_P(Ptxas, AssemblesWithoutSpills) {
   if (!std::filesystem::exists(ptxasPath()))
     GTEST_SKIP() << "no ptxas at " << ptxasPath();
   const Case &c = GetParam();
-  const ops::OpDef *op = ops::findOp(c.op);
+  const OpDef *op = findOp(c.op);
   ASSERT_NE(op, nullptr);
   codegen::Compiler compiler;
   // 0 = the dynamic kernel; the others cover tails, tiny and long rows
@@ -172,7 +172,7 @@ TEST_P(Ptxas, AssemblesWithoutSpills) {
 
 std::vector<Case> allCases() {
   std::vector<Case> cases;
-  for (const ops::OpDef &op : ops::registry())
+  for (const OpDef &op : registeredOps())
     for (DType dt : op.dtypes)
       for (const codegen::Arch &a : codegen::supportedArchs())
         cases.push_back({op.name, dt, a.name});

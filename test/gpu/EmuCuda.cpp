@@ -54,7 +54,7 @@ const char *corruptMode() {
 
 CUresult emulate(const std::string &entry, void **params) {
   // NAME = op_dtype_(dyn|<mainDim><L>)_arch; entry = NAME_(vec|any)
-  for (const ops::OpDef &op : ops::registry())
+  for (const OpDef &op : registeredOps())
     for (DType dt : op.dtypes) {
       std::string prefix = op.name + "_" + std::string(name(dt)) + "_";
       if (entry.compare(0, prefix.size(), prefix) != 0)

@@ -452,7 +452,7 @@ protected:
   const rt::Driver *d = nullptr;
   std::vector<const RtKernel *> kernels;
   Kernel dsl;
-  const ops::OpDef *op = nullptr;
+  const OpDef *op = nullptr;
   int cases = 0, launches = 0;
   int withinSlack = 0; // f32 values outside the tolerance, within slack
   double worst = 0;
@@ -809,7 +809,7 @@ void ViewOpTest::run() {
 }
 
 /// The ops KernelTest.cpp leaves out (the test of its registerTests()).
-bool isViewOp(const ops::OpDef *op) {
+bool isViewOp(const OpDef *op) {
   return op &&
          (!op->lengths.empty() || op->build(DType::F32, 0).dims.size() != 1);
 }
@@ -837,7 +837,7 @@ std::vector<TestSpec> viewOpTests() {
                                   std::map<int64_t, ManifestEntry>>>
       groups;
   for (const ManifestEntry &e : manifest) {
-    const ops::OpDef *op = ops::findOp(e.op);
+    const OpDef *op = findOp(e.op);
     if (!isViewOp(op))
       continue;
     if (!op->lengths.empty()) // rope: a kernel per head_dim
@@ -867,7 +867,7 @@ std::vector<TestSpec> viewOpTests() {
       if (spec.count(l))
         sp = spec.at(l);
       out.push_back({any.op + "_" + any.dtype + "_" +
-                         ops::findOp(any.op)->mainDim + std::to_string(l) +
+                         findOp(any.op)->mainDim + std::to_string(l) +
                          "_" + any.arch,
                      "", false, sp, dyn, l});
     }

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dsl/Interpreter.h"
-#include "ops/Registry.h"
+#include "dsl/Registry.h"
 
 #include <gtest/gtest.h>
 
@@ -23,7 +23,7 @@ namespace {
 
 /// Runs the op's dynamic f32 kernel on one row of `x`.
 std::vector<float> runF32(const char *op, const std::vector<float> &x) {
-  const ops::OpDef *def = ops::findOp(op);
+  const OpDef *def = findOp(op);
   EXPECT_NE(def, nullptr) << op;
   if (!def)
     return {};

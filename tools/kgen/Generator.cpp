@@ -1,0 +1,343 @@
+//===- Generator.cpp - The kgen command line over the registered ops ------===//
+//
+//   kgen list
+//   kgen emit OP --arch sm_90 --dtype bf16 [--hidden N] --emit=ptx [-o FILE]
+//   kgen bundle -o DIR [--archs sm_90,...] [--lengths 0,4096,...]
+//   kgen aot -o DIR --name LIB [--archs ...] [--lengths ...] [--ops ...]
+//
+// The shipped kgen is this program linked with ops/; a user's generator is
+// the same program linked with the user's op files.
+//
+//===----------------------------------------------------------------------===//
+#include "tools/kgen/Generator.h"
+
+#include "Aot.h"
+#include "Bundle.h"
+
+#include "codegen/Pipeline/Pipeline.h"
+#include "dsl/Registry.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <fmt/format.h>
+#include <thread>
+
+namespace cl = llvm::cl;
+using namespace kgen;
+
+static cl::SubCommand listCmd("list", "List the bundled ops");
+static cl::SubCommand emitCmd("emit", "Compile one op and print a stage");
+static cl::SubCommand
+    bundleCmd("bundle",
+              "Compile every op x dtype for archs and lengths into a folder");
+static cl::SubCommand
+    aotCmd("aot", "Compile ops into a C library: NAME.h, NAME.c, NAME.hpp with "
+                  "embedded PTX and cubins and typed launch functions");
+
+static cl::OptionCategory cat("kgen options");
+
+static cl::opt<std::string> opName(cl::Positional, cl::desc("<op>"),
+                                   cl::sub(emitCmd));
+static cl::opt<std::string> arch("arch",
+                                 cl::desc("Target GPU (sm_75, sm_80, sm_86, "
+                                          "sm_89, sm_90, sm_90a, sm_100)"),
+                                 cl::init("sm_90"), cl::sub(emitCmd),
+                                 cl::cat(cat));
+static cl::opt<std::string> dtype("dtype",
+                                  cl::desc("Data type: f32, f16, bf16"),
+                                  cl::init("bf16"), cl::sub(emitCmd),
+                                  cl::cat(cat));
+static cl::opt<int64_t>
+    hidden("hidden",
+           cl::desc("Specialize on this row length (the op's main dim); "
+                    "without it the kernel takes the length at run time"),
+           cl::init(0), cl::sub(emitCmd), cl::cat(cat));
+static cl::list<std::string>
+    dimValues("dim", cl::desc("Specialize a dim: --dim NAME=VALUE"),
+              cl::sub(emitCmd), cl::cat(cat));
+static cl::opt<codegen::Stage> emitStage(
+    "emit", cl::desc("The stage to print"), cl::init(codegen::Stage::Ptx),
+    cl::values(
+        clEnumValN(codegen::Stage::Kgen, "kgen",
+                   "the kgen dialect, scheduled and vectorized"),
+        clEnumValN(codegen::Stage::Gpu, "gpu", "gpu.func kernels"),
+        clEnumValN(codegen::Stage::Llvm, "llvm", "the nvvm/llvm dialects"),
+        clEnumValN(codegen::Stage::Ptx, "ptx", "PTX"),
+        clEnumValN(codegen::Stage::Spec, "spec", "the JSON launch spec")),
+    cl::sub(emitCmd), cl::cat(cat));
+static cl::opt<std::string>
+    output("o", cl::desc("Output file (emit) or folder (bundle, aot)"),
+           cl::value_desc("path"), cl::init("-"), cl::sub(emitCmd),
+           cl::sub(bundleCmd), cl::sub(aotCmd), cl::cat(cat));
+static cl::opt<int64_t>
+    threadsPerRow("threads-per-row",
+                  cl::desc("Override the schedule's threads per row"),
+                  cl::init(0), cl::sub(emitCmd), cl::sub(bundleCmd),
+                  cl::sub(aotCmd), cl::cat(cat));
+static cl::opt<int64_t>
+    rowsPerBlock("rows-per-block",
+                 cl::desc("Override the schedule's rows per block"),
+                 cl::init(0), cl::sub(emitCmd), cl::sub(bundleCmd),
+                 cl::sub(aotCmd), cl::cat(cat));
+static cl::opt<bool>
+    debugIR("debug-ir",
+            cl::desc("Print the IR after every pass and pass timings"),
+            cl::init(false), cl::sub(emitCmd), cl::cat(cat));
+static cl::opt<std::string> cudaPath("cuda-path",
+                                     cl::desc("CUDA toolkit (for libdevice)"),
+                                     cl::init("/usr/local/cuda"),
+                                     cl::sub(emitCmd), cl::sub(bundleCmd),
+                                     cl::sub(aotCmd), cl::cat(cat));
+static cl::list<std::string> bundleArchs("archs",
+                                         cl::desc("Archs to compile for"),
+                                         cl::CommaSeparated, cl::sub(bundleCmd),
+                                         cl::sub(aotCmd), cl::cat(cat));
+static cl::list<int64_t>
+    bundleLengths("lengths",
+                  cl::desc("Row lengths (the op's main dim) to specialize "
+                           "on; 0 = the dynamic kernel"),
+                  cl::CommaSeparated, cl::sub(bundleCmd), cl::sub(aotCmd),
+                  cl::cat(cat));
+
+static cl::list<std::string>
+    bundleOps("ops", cl::desc("Ops to compile (default: all)"),
+              cl::CommaSeparated, cl::sub(bundleCmd), cl::sub(aotCmd),
+              cl::cat(cat));
+static cl::opt<unsigned>
+    bundleJobs("jobs", cl::desc("Threads compiling (default: every core)"),
+               cl::init(0), cl::sub(bundleCmd), cl::sub(aotCmd), cl::cat(cat));
+static cl::list<std::string>
+    bundleDtypes("dtypes", cl::desc("Dtypes to compile (default: each op's)"),
+                 cl::CommaSeparated, cl::sub(bundleCmd), cl::sub(aotCmd),
+                 cl::cat(cat));
+static cl::opt<std::string>
+    libName("name",
+            cl::desc("The library's name: file names, C prefix and "
+                     "C++ namespace (a C identifier)"),
+            cl::sub(aotCmd), cl::cat(cat));
+static cl::opt<tools::CubinMode> cubinMode(
+    "cubin", cl::desc("Embed a cubin per arch, made by ptxas"),
+    cl::init(tools::CubinMode::Auto),
+    cl::values(clEnumValN(tools::CubinMode::Auto, "auto",
+                          "where ptxas is found (default)"),
+               clEnumValN(tools::CubinMode::On, "on", "always; no ptxas fails"),
+               clEnumValN(tools::CubinMode::Off, "off", "PTX only")),
+    cl::sub(aotCmd), cl::cat(cat));
+static cl::opt<std::string> ptxasPath(
+    "ptxas", cl::desc("ptxas to run (default: CUDA_PATH/bin/ptxas, then PATH)"),
+    cl::sub(aotCmd), cl::cat(cat));
+static cl::list<std::string> bundledOps(
+    "bundled",
+    cl::desc("aot with --user-ops: also these ops that ship with kgen"),
+    cl::CommaSeparated, cl::sub(aotCmd), cl::cat(cat));
+static cl::opt<bool> userOps(
+    "user-ops",
+    cl::desc("aot: every op registered outside kgen's bundled ops (your op "
+             "files), plus those of --bundled"),
+    cl::init(false), cl::sub(aotCmd), cl::cat(cat));
+
+static int fail(const std::string &msg) {
+  llvm::errs() << "kgen: error: " << msg << "\n";
+  return 1;
+}
+
+static std::string archList() {
+  std::vector<std::string> names;
+  for (const codegen::Arch &a : codegen::supportedArchs())
+    names.push_back(a.name);
+  return llvm::join(names, ", ");
+}
+
+static int runList() {
+  for (const OpDef &op : registeredOps())
+    llvm::outs() << fmt::format("{:<20} {}\n", op.name, op.summary);
+  return 0;
+}
+
+static codegen::CompileOptions compileOptions() {
+  codegen::CompileOptions opts;
+  opts.threadsPerRow = threadsPerRow;
+  opts.rowsPerBlock = rowsPerBlock;
+  opts.cudaPath = cudaPath;
+  return opts;
+}
+
+static int runEmit() {
+  if (opName.empty())
+    return fail("emit needs an op name; `kgen list` shows them");
+  const OpDef *op = findOp(opName);
+  if (!op)
+    return fail(fmt::format("unknown op '{}'; `kgen list` shows the ops",
+                            opName.getValue()));
+  if (!codegen::findArch(arch))
+    return fail(fmt::format("unknown arch '{}'; supported: {}", arch.getValue(),
+                            archList()));
+  std::optional<DType> dt = parseDType(dtype);
+  if (!dt ||
+      std::find(op->dtypes.begin(), op->dtypes.end(), *dt) == op->dtypes.end())
+    return fail(fmt::format("'{}' is not a dtype of {}; use f32, f16 or bf16",
+                            dtype.getValue(), op->name));
+  codegen::CompileOptions opts = compileOptions();
+  opts.arch = arch;
+  opts.debugIR = debugIR;
+  int64_t length = 0;
+  if (hidden.getNumOccurrences()) {
+    if (hidden < 1)
+      return fail(
+          fmt::format("--hidden must be >= 1, got {}", hidden.getValue()));
+    length = hidden;
+  }
+  if (!op->supportsLength(length))
+    return fail(fmt::format(
+        "{} is built for {} in {{{}}} only; pass --hidden with one of them",
+        op->name, op->mainDim,
+        llvm::join(llvm::map_range(op->lengths,
+                                   [](int64_t v) { return std::to_string(v); }),
+                   ", ")));
+  try {
+    Kernel k = op->instantiate(*dt, length, opts.dims);
+    for (const std::string &dv : dimValues) {
+      auto [name, value] = llvm::StringRef(dv).split('=');
+      int64_t v;
+      if (value.getAsInteger(10, v) || v < 1)
+        return fail(fmt::format(
+            "--dim expects NAME=VALUE with VALUE >= 1, got '{}'", dv));
+      if (std::find(k.dims.begin(), k.dims.end(), name.str()) == k.dims.end())
+        return fail(fmt::format("{} has no dim '{}'; its dims: {}", op->name,
+                                name.str(), llvm::join(k.dims, ", ")));
+      opts.dims[name.str()] = v;
+    }
+    std::string entry = fmt::format("{}_{}", op->name, dtype.getValue());
+    codegen::KernelInfo info{op->name, dtype, entry};
+    codegen::Compiler compiler;
+    codegen::Artifact art;
+    std::string error;
+    if (!compiler.compile(k, info, opts, emitStage, art, error))
+      return fail(error);
+    const std::string *text[] = {&art.kgen, &art.gpu, &art.llvm, &art.ptx,
+                                 &art.spec};
+    const std::string &out = *text[(int)emitStage.getValue()];
+    if (output == "-")
+      llvm::outs() << out;
+    else if (!tools::writeFile(output, out))
+      return 1;
+  } catch (const UserError &e) {
+    // "FILE:LINE: error: ...", the op file's line: as it is.
+    llvm::errs() << e.what() << "\n";
+    return 1;
+  } catch (const std::exception &e) {
+    return fail(e.what());
+  }
+  return 0;
+}
+
+/// The archs, lengths, ops and dtypes of bundle and aot.
+static bool selection(tools::Selection &sel, std::vector<int64_t> defaults) {
+  sel.archs.assign(bundleArchs.begin(), bundleArchs.end());
+  if (sel.archs.empty())
+    sel.archs.push_back("sm_90");
+  sel.lengths.assign(bundleLengths.begin(), bundleLengths.end());
+  if (sel.lengths.empty())
+    sel.lengths = std::move(defaults);
+  sel.ops.assign(bundleOps.begin(), bundleOps.end());
+  for (const std::string &d : bundleDtypes) {
+    std::optional<DType> dt = parseDType(d);
+    if (!dt) {
+      fail(fmt::format("unknown dtype '{}'; use f32, f16 or bf16", d));
+      return false;
+    }
+    sel.dtypes.push_back(*dt);
+  }
+  return true;
+}
+
+static unsigned jobCount() {
+  return bundleJobs ? unsigned(bundleJobs)
+                    : std::max(1u, std::thread::hardware_concurrency());
+}
+
+static int runBundle() {
+  if (output == "-")
+    return fail("bundle needs an output folder: -o DIR");
+  tools::Selection sel;
+  if (!selection(sel, {0, 4096}))
+    return 1;
+  return tools::emitBundle(output, sel, compileOptions(), jobCount()) ? 1 : 0;
+}
+
+static int runAot() {
+  if (output == "-")
+    return fail("aot needs an output folder: -o DIR");
+  if (libName.empty())
+    return fail("aot needs a library name: --name NAME");
+  tools::Selection sel;
+  if (!selection(sel, {0}))
+    return 1;
+  if (!bundledOps.empty() && !userOps)
+    return fail("--bundled adds to --user-ops; without it use --ops");
+  if (userOps) {
+    if (!sel.ops.empty())
+      return fail("--user-ops and --ops exclude each other");
+    for (const std::string &name : bundledOps) {
+      const OpDef *op = findOp(name);
+      if (!op || !op->bundled)
+        return fail(fmt::format("--bundled: '{}' is not an op that ships "
+                                "with kgen; `kgen list` shows them",
+                                name));
+      sel.ops.push_back(name);
+    }
+    for (const OpDef &op : registeredOps())
+      if (!op.bundled)
+        sel.ops.push_back(op.name);
+    if (sel.ops.empty())
+      return fail("--user-ops: no op is registered outside kgen's own; "
+                  "register yours with KGEN_REGISTER_OP in the files you "
+                  "link");
+  }
+  tools::AotOptions aot;
+  aot.name = libName;
+  aot.dir = output;
+  aot.cubin = cubinMode;
+  aot.ptxas = ptxasPath;
+  aot.cudaPath = cudaPath;
+  return tools::emitAot(aot, sel, compileOptions(), jobCount());
+}
+
+static void printVersion(llvm::raw_ostream &os) {
+  os << "kgen " << KGEN_VERSION << " (LLVM " << LLVM_VERSION_STRING << ")\n";
+}
+
+int kgen::generatorMain(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(cat);
+  cl::SetVersionPrinter(printVersion);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "kgen: fused GPU row kernels from a C++ DSL\n\n"
+      "  kgen list                          the registered ops\n"
+      "  kgen emit rmsnorm --arch sm_90 --dtype bf16 --hidden 4096 --emit=ptx\n"
+      "  kgen bundle -o kernels --archs sm_90 --lengths 0,4096\n"
+      "  kgen aot -o out --name my_kernels --archs sm_80,sm_90 --lengths "
+      "0,4096\n");
+  // A broken registration (a duplicate name, no kernel) is the op author's
+  // mistake: report it with its file and line before doing anything.
+  std::vector<std::string> errors = checkRegistry();
+  for (const std::string &e : errors)
+    llvm::errs() << e << "\n";
+  if (!errors.empty())
+    return 1;
+  if (listCmd)
+    return runList();
+  if (emitCmd)
+    return runEmit();
+  if (bundleCmd)
+    return runBundle();
+  if (aotCmd)
+    return runAot();
+  return fail(
+      "expected a command: list, emit, bundle or aot (see kgen --help)");
+}
