@@ -352,22 +352,30 @@ kgen_status bindArgs(const Spec &spec, const kgen_arg *args, size_t nargs,
 int64_t placeRows(const Spec &spec, BoundArgs &bound, int multiprocessors) {
   const Variant &v = spec.variants[bound.variant];
   int64_t rows = bound.rows;
-  int64_t perBlock =
-      launchRowsPerBlock(v, domainLength(spec, bound), rows, multiprocessors);
-  int64_t threads = v.block / v.rowsPerBlock * perBlock;
-  bound.blockY = 1;
-  if (v.heldChunks > 1) {
-    threads = launchThreads(v, domainLength(spec, bound));
-  } else if (v.launchThreads) {
-    auto [x, y] =
-        launchedRowsBlock(v, domainLength(spec, bound), rows, multiprocessors);
-    threads = x;
-    perBlock = y;
-    bound.blockY = static_cast<uint32_t>(y);
+  int64_t length = domainLength(spec, bound);
+  // One switch over the rule the spec's "launch" names (launchRule), so that
+  // the name and the launch cannot part.
+  int64_t perBlock = 1, threads = 0, y = 1;
+  switch (launchRule(v)) {
+  case LaunchRule::RowsPerBlock:
+  case LaunchRule::LaunchRowsPerBlock:
+  case LaunchRule::DomainRange:
+    perBlock = launchRowsPerBlock(v, length, rows, multiprocessors);
+    threads = v.block / v.rowsPerBlock * perBlock;
+    break;
+  case LaunchRule::LaunchThreads:
+    threads = launchThreads(v, length);
+    break;
+  case LaunchRule::LaunchThreadsRows:
+    std::tie(threads, perBlock) =
+        launchedRowsBlock(v, length, rows, multiprocessors);
+    y = perBlock;
+    break;
   }
   int64_t grid = (rows / perBlock + (rows % perBlock != 0)) * v.tiles;
   bound.gridX = static_cast<uint32_t>(std::min<int64_t>(grid, UINT32_MAX));
   bound.blockX = static_cast<uint32_t>(threads);
+  bound.blockY = static_cast<uint32_t>(y);
   return grid;
 }
 

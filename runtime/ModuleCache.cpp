@@ -21,7 +21,7 @@ struct Function {
 };
 
 struct Module {
-  std::shared_ptr<const std::string> ptx;
+  std::shared_ptr<const std::string> image;
   CUmodule module = nullptr;
   int multiprocessors = 0; // of the context's device
   std::map<std::string, Function> functions;
@@ -32,6 +32,7 @@ struct Cache {
   // Key: (PTX hash, context key). Several texts may share a hash.
   std::map<std::pair<uint64_t, uint64_t>, std::vector<std::unique_ptr<Module>>>
       modules;
+  std::map<uint64_t, int> archs; // context key -> compute capability
 };
 
 Cache &cache() {
@@ -56,7 +57,7 @@ std::string trimLog(const char *log) {
   return s;
 }
 
-kgen_status loadModule(const Driver &d, const std::string &ptx, CUmodule &out,
+kgen_status loadModule(const Driver &d, const std::string &image, CUmodule &out,
                        std::string &err) {
   std::vector<char> errorLog(LogSize, 0), infoLog(LogSize, 0);
   CUjit_option options[] = {
@@ -64,7 +65,7 @@ kgen_status loadModule(const Driver &d, const std::string &ptx, CUmodule &out,
       CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
   void *values[] = {errorLog.data(), reinterpret_cast<void *>(LogSize),
                     infoLog.data(), reinterpret_cast<void *>(LogSize)};
-  CUresult r = d.moduleLoadDataEx(&out, ptx.c_str(), 4, options, values);
+  CUresult r = d.moduleLoadDataEx(&out, image.c_str(), 4, options, values);
   if (r == CUDA_SUCCESS)
     return KGEN_OK;
   err = d.errorText(r, "cuModuleLoadDataEx");
@@ -110,20 +111,20 @@ uint64_t hashText(std::string_view text) {
 }
 
 kgen_status getFunction(const Driver &d, CUcontext ctx,
-                        const std::shared_ptr<const std::string> &ptx,
-                        uint64_t ptxHash, const Variant &variant,
+                        const std::shared_ptr<const std::string> &image,
+                        uint64_t imageHash, const Variant &variant,
                         CUfunction &out, int &multiprocessors,
                         std::string &err) {
   Cache &c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
-  auto &bucket = c.modules[{ptxHash, contextKey(d, ctx)}];
+  auto &bucket = c.modules[{imageHash, contextKey(d, ctx)}];
   Module *module = nullptr;
   for (auto &m : bucket)
-    if (m->ptx == ptx || *m->ptx == *ptx)
+    if (m->image == image || *m->image == *image)
       module = m.get();
   if (!module) {
     auto fresh = std::make_unique<Module>();
-    fresh->ptx = ptx;
+    fresh->image = image;
     // Before the load, so that a failure leaves no module behind.
     CUdevice dev;
     CUresult r = d.ctxGetDevice(&dev);
@@ -134,7 +135,7 @@ kgen_status getFunction(const Driver &d, CUcontext ctx,
       err = d.errorText(r, "the device's multiprocessor count");
       return KGEN_ERROR_CUDA;
     }
-    if (kgen_status st = loadModule(d, *ptx, fresh->module, err))
+    if (kgen_status st = loadModule(d, *image, fresh->module, err))
       return st;
     module = fresh.get();
     bucket.push_back(std::move(fresh));
@@ -171,6 +172,34 @@ kgen_status getFunction(const Driver &d, CUcontext ctx,
   }
   out = fn.fn;
   multiprocessors = module->multiprocessors;
+  return KGEN_OK;
+}
+
+kgen_status contextArch(const Driver &d, CUcontext ctx, int &sm,
+                        std::string &err) {
+  Cache &c = cache();
+  uint64_t key = contextKey(d, ctx);
+  std::lock_guard<std::mutex> lock(c.mutex);
+  auto it = c.archs.find(key);
+  if (it != c.archs.end()) {
+    sm = it->second;
+    return KGEN_OK;
+  }
+  CUdevice dev;
+  int major = 0, minor = 0;
+  CUresult r = d.ctxGetDevice(&dev);
+  if (r == CUDA_SUCCESS)
+    r = d.deviceGetAttribute(&major,
+                             CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+  if (r == CUDA_SUCCESS)
+    r = d.deviceGetAttribute(&minor,
+                             CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+  if (r != CUDA_SUCCESS) {
+    err = d.errorText(r, "the device's compute capability");
+    return KGEN_ERROR_CUDA;
+  }
+  sm = major * 10 + minor;
+  c.archs.emplace(key, sm);
   return KGEN_OK;
 }
 

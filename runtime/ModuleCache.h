@@ -1,8 +1,9 @@
 //===- ModuleCache.h - Loaded modules and functions -------------*- C++ -*-===//
 //
-// JIT-compiling PTX is slow, so modules are loaded once per (PTX text,
-// context) and kept for the life of the process; functions are cached per
-// (module, entry). One mutex guards it all.
+// JIT-compiling PTX is slow, so modules are loaded once per (image, context)
+// and kept for the life of the process; an image is PTX text or a cubin
+// (cuModuleLoadDataEx takes either). Functions are cached per (module,
+// entry). One mutex guards it all.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,15 +23,20 @@ namespace kgen::rt {
 /// FNV-1a 64 of `text`: the cache key (entries also compare the full text).
 uint64_t hashText(std::string_view text);
 
-/// The CUfunction for `variant.entry` of `ptx` in the current context `ctx`,
+/// The CUfunction for `variant.entry` of `image` in the current context `ctx`,
 /// ready to launch with `variant`'s block and shared memory, and the
 /// multiprocessors of the context's device (which place few rows). Loads and
 /// caches as needed. On failure returns KGEN_ERROR_JIT (with the JIT log) or
 /// KGEN_ERROR_CUDA, with the reason in `err`.
 kgen_status getFunction(const Driver &d, CUcontext ctx,
-                        const std::shared_ptr<const std::string> &ptx,
-                        uint64_t ptxHash, const Variant &variant,
+                        const std::shared_ptr<const std::string> &image,
+                        uint64_t imageHash, const Variant &variant,
                         CUfunction &out, int &multiprocessors,
+                        std::string &err);
+
+/// The compute capability of the device of context `ctx` as major * 10 +
+/// minor (90 for an H100), cached per context.
+kgen_status contextArch(const Driver &d, CUcontext ctx, int &sm,
                         std::string &err);
 
 } // namespace kgen::rt

@@ -8,10 +8,13 @@
 
 #include "runtime/Args.h"
 #include "runtime/Driver.h"
+#include "runtime/Kernel.h"
+#include "runtime/LastError.h"
 #include "runtime/ModuleCache.h"
 #include "runtime/Spec.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -21,43 +24,13 @@
 
 using namespace kgen::rt;
 
-struct kgen_kernel {
-  Spec spec;
-  std::string name;
-  std::shared_ptr<const std::string> ptx;
-  uint64_t ptxHash = 0;
-};
-
 namespace {
 
-thread_local std::string lastError;
-
 kgen_status fail(kgen_status st, std::string msg) {
-  lastError = std::move(msg);
-  return st;
+  return setLastError(st, std::move(msg));
 }
 
-kgen_status ok() {
-  lastError.clear();
-  return KGEN_OK;
-}
-
-/// Runs `body`, turning any exception (in practice std::bad_alloc) into a
-/// status.
-template <typename Body> kgen_status guarded(Body &&body) {
-  try {
-    lastError.clear();
-    return body();
-  } catch (const std::exception &e) {
-    try {
-      return fail(KGEN_ERROR_INTERNAL,
-                  std::string("kgen: internal error: ") + e.what());
-    } catch (...) {
-    }
-  } catch (...) {
-  }
-  return KGEN_ERROR_INTERNAL;
-}
+kgen_status ok() { return clearLastError(); }
 
 /// Drops trailing NULs, so that callers may pass sizeof(text).
 std::string_view trimNuls(const char *text, size_t len) {
@@ -92,40 +65,167 @@ std::set<std::string, std::less<>> ptxEntries(std::string_view ptx) {
   return entries;
 }
 
-kgen_status createKernel(const char *ptx, size_t ptxLen, const char *specJson,
-                         size_t specLen, kgen_kernel **out) {
-  if (!out)
-    return fail(KGEN_ERROR_INVALID_ARGUMENT, "kgen: out is NULL");
-  *out = nullptr;
-  if (!ptx || !specJson)
+/// "sm_90" -> 90, "sm_90a" -> 90 and arch-specific.
+bool parseArch(std::string_view arch, int &sm, bool &specific) {
+  if (arch.substr(0, 3) != "sm_" || arch.size() < 5)
+    return false;
+  std::string_view digits = arch.substr(3);
+  specific = digits.back() == 'a';
+  if (specific)
+    digits.remove_suffix(1);
+  sm = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9' || sm > 10000)
+      return false;
+    sm = sm * 10 + (c - '0');
+  }
+  return sm > 0;
+}
+
+/// Checks one image and fills `out`. `where` prefixes messages of a kernel
+/// of several images ("image 2: ").
+kgen_status makeImage(const kgen_image &in, const std::string &where,
+                      KernelImage &out) {
+  if (!in.ptx || !in.spec_json)
     return fail(KGEN_ERROR_INVALID_ARGUMENT,
-                ptx ? "kgen: spec_json is NULL" : "kgen: ptx is NULL");
-  std::string_view ptxText = trimNuls(ptx, ptxLen);
+                "kgen: " + where +
+                    (in.ptx ? "spec_json is NULL" : "ptx is NULL"));
+  std::string_view ptxText = trimNuls(in.ptx, in.ptx_len);
   if (ptxText.empty())
-    return fail(KGEN_ERROR_INVALID_ARGUMENT, "kgen: the PTX text is empty");
+    return fail(KGEN_ERROR_INVALID_ARGUMENT,
+                "kgen: " + where + "the PTX text is empty");
   size_t nul = ptxText.find('\0');
   if (nul != std::string_view::npos)
     return fail(KGEN_ERROR_INVALID_ARGUMENT,
-                "kgen: the PTX text contains a NUL byte at offset " +
+                "kgen: " + where +
+                    "the PTX text contains a NUL byte at offset " +
                     std::to_string(nul));
-
-  auto kernel = std::make_unique<kgen_kernel>();
   std::string err;
-  if (!parseSpec(trimNuls(specJson, specLen), kernel->spec, err))
-    return fail(KGEN_ERROR_INVALID_SPEC, "kgen: invalid spec: " + err);
-  kernel->name = kernel->spec.name();
+  if (!parseSpec(trimNuls(in.spec_json, in.spec_len), out.spec, err))
+    return fail(KGEN_ERROR_INVALID_SPEC,
+                "kgen: " + where + "invalid spec: " + err);
+  const std::string name = out.spec.name();
+  if (!parseArch(out.spec.arch, out.sm, out.archSpecific))
+    return fail(KGEN_ERROR_INVALID_SPEC,
+                "kgen: " + where + name + ": arch '" + out.spec.arch +
+                    "' is not of the form sm_XY or sm_XYa");
   // Catch a spec/PTX mismatch now rather than at the first launch on a GPU.
   auto entries = ptxEntries(ptxText);
-  for (const Variant &v : kernel->spec.variants)
+  for (const Variant &v : out.spec.variants)
     if (!entries.count(v.entry))
       return fail(KGEN_ERROR_INVALID_SPEC,
-                  "kgen: " + kernel->name + ": variant entry '" + v.entry +
+                  "kgen: " + where + name + ": variant entry '" + v.entry +
                       "' is not defined in the PTX (no '.entry " + v.entry +
                       "')");
-  kernel->ptx = std::make_shared<const std::string>(ptxText);
-  kernel->ptxHash = hashText(ptxText);
+  out.ptx = std::make_shared<const std::string>(ptxText);
+  out.ptxHash = hashText(ptxText);
+  if (in.cubin || in.cubin_len) {
+    static constexpr char Elf[] = {0x7f, 'E', 'L', 'F'};
+    if (!in.cubin || in.cubin_len < sizeof(Elf) ||
+        std::memcmp(in.cubin, Elf, sizeof(Elf)) != 0)
+      return fail(KGEN_ERROR_INVALID_ARGUMENT,
+                  "kgen: " + where + name +
+                      ": the cubin is not an ELF image (ptxas's output)");
+    std::string_view cubin(static_cast<const char *>(in.cubin), in.cubin_len);
+    out.cubin = std::make_shared<const std::string>(cubin);
+    out.cubinHash = hashText(cubin);
+  }
+  return KGEN_OK;
+}
+
+/// True if `a` and `b` take the same arguments.
+bool sameParams(const Spec &a, const Spec &b) {
+  if (a.params.size() != b.params.size())
+    return false;
+  for (size_t i = 0; i < a.params.size(); ++i) {
+    const Param &p = a.params[i], &q = b.params[i];
+    if (p.name != q.name || p.kind != q.kind || p.dtype != q.dtype ||
+        p.access != q.access || p.writes != q.writes ||
+        p.rowLength.text != q.rowLength.text)
+      return false;
+  }
+  return true;
+}
+
+kgen_status createImages(const kgen_image *images, size_t count,
+                         kgen_kernel **out) {
+  if (!out)
+    return fail(KGEN_ERROR_INVALID_ARGUMENT, "kgen: out is NULL");
+  *out = nullptr;
+  if (!images || count == 0)
+    return fail(KGEN_ERROR_INVALID_ARGUMENT,
+                "kgen: a kernel needs at least one image");
+  auto kernel = std::make_unique<kgen_kernel>();
+  kernel->images.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    std::string where =
+        count > 1 ? "image " + std::to_string(i) + ": " : std::string();
+    if (kgen_status st = makeImage(images[i], where, kernel->images[i]))
+      return st;
+    const Spec &first = kernel->images[0].spec, &spec = kernel->images[i].spec;
+    if (spec.op != first.op || spec.dtype != first.dtype ||
+        !sameParams(first, spec))
+      return fail(KGEN_ERROR_INVALID_ARGUMENT,
+                  "kgen: " + where + spec.name() + " (" + spec.arch +
+                      ") is not the same kernel as image 0, " + first.name() +
+                      " (" + first.arch +
+                      "): the images of a kernel need the same op, dtype "
+                      "and params");
+    for (size_t j = 0; j < i; ++j)
+      if (kernel->images[j].spec.arch == spec.arch)
+        return fail(KGEN_ERROR_INVALID_ARGUMENT,
+                    "kgen: " + where + spec.name() + ": images " +
+                        std::to_string(j) + " and " + std::to_string(i) +
+                        " are both for " + spec.arch);
+  }
+  kernel->name = kernel->spec().name();
   *out = kernel.release();
   return ok();
+}
+
+kgen_status createOnce(kgen_kernel **slot, const kgen_image *images,
+                       size_t count, kgen_kernel **out) {
+  if (!slot || !out)
+    return fail(KGEN_ERROR_INVALID_ARGUMENT, "kgen: slot or out is NULL");
+  kgen_kernel *k = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+  if (!k) {
+    kgen_kernel *fresh = nullptr;
+    if (kgen_status st = createImages(images, count, &fresh))
+      return st;
+    kgen_kernel *expected = nullptr;
+    if (__atomic_compare_exchange_n(slot, &expected, fresh, false,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      k = fresh;
+    } else { // another thread won
+      delete fresh;
+      k = expected;
+    }
+  }
+  *out = k;
+  return ok();
+}
+
+/// The image to launch on a device of compute capability `sm`: the newest
+/// arch at or below it (an arch-specific one only on its own arch), as its
+/// cubin where that runs there (the same major version), else as PTX.
+const KernelImage *pickImage(const kgen_kernel &kernel, int sm,
+                             bool &useCubin) {
+  const KernelImage *best = nullptr;
+  for (const KernelImage &img : kernel.images) {
+    bool runs = img.archSpecific ? img.sm == sm : img.sm <= sm;
+    if (runs && (!best || img.sm > best->sm ||
+                 (img.sm == best->sm && img.archSpecific)))
+      best = &img;
+  }
+  useCubin = best && best->cubin && best->sm / 10 == sm / 10;
+  return best;
+}
+
+std::string archList(const kgen_kernel &kernel) {
+  std::string list;
+  for (const KernelImage &img : kernel.images)
+    list += (list.empty() ? "" : ", ") + img.spec.arch;
+  return list;
 }
 
 /// KGEN_GRID_DEPENDENCY=0 launches every kernel plainly (to measure what
@@ -142,9 +242,11 @@ kgen_status launch(const kgen_kernel *kernel, const kgen_arg *args,
                    size_t nargs, int64_t rows, void *stream) {
   if (!kernel)
     return fail(KGEN_ERROR_INVALID_ARGUMENT, "kgen: kernel is NULL");
+  // Arguments are checked against the first image before anything else, and
+  // again against the image the device takes where that is another one.
   BoundArgs bound;
   std::string err;
-  if (kgen_status st = bindArgs(kernel->spec, args, nargs, rows, bound, err))
+  if (kgen_status st = bindArgs(kernel->spec(), args, nargs, rows, bound, err))
     return fail(st, std::move(err));
   if (rows == 0)
     return ok();
@@ -153,29 +255,48 @@ kgen_status launch(const kgen_kernel *kernel, const kgen_arg *args,
   const Driver *d = driver(&err, &st);
   if (!d)
     return fail(st, std::move(err));
-  std::string prefix = "kgen: " + kernel->name + ": ";
+  auto prefix = [&] { return "kgen: " + kernel->name + ": "; };
   CUcontext ctx = nullptr;
   CUresult r = d->ctxGetCurrent(&ctx);
   if (r != CUDA_SUCCESS)
-    return fail(KGEN_ERROR_CUDA, prefix + d->errorText(r, "cuCtxGetCurrent"));
+    return fail(KGEN_ERROR_CUDA, prefix() + d->errorText(r, "cuCtxGetCurrent"));
   if (!ctx)
     return fail(KGEN_ERROR_NO_CONTEXT,
-                prefix + "no CUDA context is current on this thread; make one "
-                         "current first (e.g. with kgen_device_open)");
+                prefix() +
+                    "no CUDA context is current on this thread; make one "
+                    "current first (e.g. with kgen_device_open)");
 
-  const Variant &variant = kernel->spec.variants[bound.variant];
+  const KernelImage *image = &kernel->images.front();
+  bool useCubin = false;
+  if (kernel->images.size() > 1 || image->cubin) {
+    int sm = 0;
+    if (kgen_status ast = contextArch(*d, ctx, sm, err))
+      return fail(ast, prefix() + err);
+    image = pickImage(*kernel, sm, useCubin);
+    if (!image)
+      return fail(KGEN_ERROR_NO_DEVICE,
+                  prefix() + "no image runs on this device (sm_" +
+                      std::to_string(sm) + "); built for " + archList(*kernel));
+  }
+  const Spec &spec = image->spec;
+  if (image != &kernel->images.front())
+    if (kgen_status bst = bindArgs(spec, args, nargs, rows, bound, err))
+      return fail(bst, std::move(err));
+
+  const Variant &variant = spec.variants[bound.variant];
   CUfunction fn;
   int multiprocessors;
-  if (kgen_status st = getFunction(*d, ctx, kernel->ptx, kernel->ptxHash,
-                                   variant, fn, multiprocessors, err))
-    return fail(st, prefix + err);
-  placeRows(kernel->spec, bound, multiprocessors);
+  if (kgen_status fst =
+          getFunction(*d, ctx, useCubin ? image->cubin : image->ptx,
+                      useCubin ? image->cubinHash : image->ptxHash, variant, fn,
+                      multiprocessors, err))
+    return fail(fst, prefix() + err);
+  placeRows(spec, bound, multiprocessors);
 
   std::vector<uint64_t> storage;
   std::vector<void *> params;
-  packAbi(kernel->spec, variant, bound, storage, params);
-  if (kernel->spec.gridDependency && d->launchKernelEx &&
-      gridDependencyEnabled()) {
+  packAbi(spec, variant, bound, storage, params);
+  if (spec.gridDependency && d->launchKernelEx && gridDependencyEnabled()) {
     // A programmatic dependent of the kernel before it on the stream: its
     // blocks may be placed while that one finishes; each waits at entry
     // (griddepcontrol.wait) until it has completed.
@@ -199,7 +320,7 @@ kgen_status launch(const kgen_kernel *kernel, const kgen_arg *args,
                         params.data(), nullptr);
   }
   if (r != CUDA_SUCCESS)
-    return fail(KGEN_ERROR_CUDA, prefix + d->errorText(r, "cuLaunchKernel") +
+    return fail(KGEN_ERROR_CUDA, prefix() + d->errorText(r, "cuLaunchKernel") +
                                      " (entry '" + variant.entry + "', grid " +
                                      std::to_string(bound.gridX) + ", block " +
                                      std::to_string(bound.blockX) + " x " +
@@ -260,13 +381,32 @@ kgen_status deviceOpen(int ordinal, void **contextOut) {
 
 extern "C" {
 
-const char *kgen_last_error(void) { return lastError.c_str(); }
+const char *kgen_runtime_version(void) { return KGEN_VERSION; }
+
+const char *kgen_last_error(void) { return lastErrorMessage(); }
+
+kgen_status kgen_set_error(kgen_status status, const char *message) {
+  return guarded([&] { return fail(status, message ? message : ""); });
+}
 
 kgen_status kgen_kernel_create(const char *ptx, size_t ptx_len,
                                const char *spec_json, size_t spec_len,
                                kgen_kernel **out) {
-  return guarded(
-      [&] { return createKernel(ptx, ptx_len, spec_json, spec_len, out); });
+  return guarded([&] {
+    kgen_image image{ptx, ptx_len, spec_json, spec_len, nullptr, 0};
+    return createImages(&image, 1, out);
+  });
+}
+
+kgen_status kgen_kernel_create_images(const kgen_image *images, size_t count,
+                                      kgen_kernel **out) {
+  return guarded([&] { return createImages(images, count, out); });
+}
+
+kgen_status kgen_kernel_create_once(kgen_kernel **slot,
+                                    const kgen_image *images, size_t count,
+                                    kgen_kernel **out) {
+  return guarded([&] { return createOnce(slot, images, count, out); });
 }
 
 void kgen_kernel_destroy(kgen_kernel *kernel) { delete kernel; }
@@ -276,7 +416,7 @@ kgen_status kgen_kernel_get_info(const kgen_kernel *kernel,
   return guarded([&] {
     if (!kernel || !out)
       return fail(KGEN_ERROR_INVALID_ARGUMENT, "kgen: kernel or out is NULL");
-    const Spec &s = kernel->spec;
+    const Spec &s = kernel->spec();
     *out = {s.op.c_str(),   s.dtype.c_str(), s.arch.c_str(),
             s.hash.c_str(), s.params.size(), s.variants.size()};
     return ok();
@@ -288,12 +428,13 @@ kgen_status kgen_kernel_get_param(const kgen_kernel *kernel, size_t index,
   return guarded([&] {
     if (!kernel || !out)
       return fail(KGEN_ERROR_INVALID_ARGUMENT, "kgen: kernel or out is NULL");
-    if (index >= kernel->spec.params.size())
+    if (index >= kernel->spec().params.size())
       return fail(KGEN_ERROR_INVALID_ARGUMENT,
                   "kgen: " + kernel->name + ": param index " +
                       std::to_string(index) + " is out of range (" +
-                      std::to_string(kernel->spec.params.size()) + " params)");
-    const Param &p = kernel->spec.params[index];
+                      std::to_string(kernel->spec().params.size()) +
+                      " params)");
+    const Param &p = kernel->spec().params[index];
     bool tensor = p.kind == KGEN_ARG_TENSOR;
     *out = {p.name.c_str(),
             p.kind,
@@ -312,7 +453,7 @@ kgen_status kgen_kernel_find_param(const kgen_kernel *kernel, const char *name,
     if (!kernel || !name || !index_out)
       return fail(KGEN_ERROR_INVALID_ARGUMENT,
                   "kgen: kernel, name or index_out is NULL");
-    int idx = kernel->spec.findParam(name);
+    int idx = kernel->spec().findParam(name);
     if (idx < 0)
       return fail(KGEN_ERROR_INVALID_ARGUMENT, "kgen: " + kernel->name +
                                                    ": no param named '" +
@@ -327,13 +468,13 @@ kgen_status kgen_kernel_get_variant(const kgen_kernel *kernel, size_t index,
   return guarded([&] {
     if (!kernel || !out)
       return fail(KGEN_ERROR_INVALID_ARGUMENT, "kgen: kernel or out is NULL");
-    if (index >= kernel->spec.variants.size())
+    if (index >= kernel->spec().variants.size())
       return fail(KGEN_ERROR_INVALID_ARGUMENT,
                   "kgen: " + kernel->name + ": variant index " +
                       std::to_string(index) + " is out of range (" +
-                      std::to_string(kernel->spec.variants.size()) +
+                      std::to_string(kernel->spec().variants.size()) +
                       " variants)");
-    const Variant &v = kernel->spec.variants[index];
+    const Variant &v = kernel->spec().variants[index];
     *out = {v.entry.c_str(), v.block, v.rowsPerBlock, v.sharedBytes};
     return ok();
   });
@@ -348,7 +489,8 @@ kgen_status kgen_select_variant(const kgen_kernel *kernel, const kgen_arg *args,
                   "kgen: kernel or variant_out is NULL");
     BoundArgs bound;
     std::string err;
-    if (kgen_status st = bindArgs(kernel->spec, args, nargs, rows, bound, err))
+    if (kgen_status st =
+            bindArgs(kernel->spec(), args, nargs, rows, bound, err))
       return fail(st, std::move(err));
     *variant_out = bound.variant;
     return ok();

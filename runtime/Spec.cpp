@@ -1,4 +1,4 @@
-//===- Spec.cpp - The kernel spec (JSON, version 1) -----------------------===//
+//===- Spec.cpp - The kernel spec (JSON, version 2) -----------------------===//
 
 #include "runtime/Spec.h"
 
@@ -209,11 +209,16 @@ public:
     int64_t version;
     if (!r.getInt(root, "", "kgen_spec", INT64_MIN, INT64_MAX, version))
       return false;
-    if (version != 1)
+    // Version 1 listed the abi as "ptr:x" strings, with no types.
+    if (version == 1)
+      return r.fail("", "kgen_spec version 1 is no longer read (this runtime "
+                        "reads 2, whose abi entries are typed objects): "
+                        "re-emit it with this kgen");
+    if (version != 2)
       return r.fail("", "unsupported kgen_spec version " +
                             std::to_string(version) +
-                            " (this runtime reads 1)");
-    spec.version = 1;
+                            " (this runtime reads 2)");
+    spec.version = 2;
     if (!r.getString(root, "", "op", spec.op) ||
         !r.getString(root, "", "dtype", spec.dtype) ||
         !r.getString(root, "", "arch", spec.arch) ||
@@ -310,7 +315,7 @@ private:
     case KGEN_ARG_SCALAR:
       if (p.dtype != KGEN_F32 && p.dtype != KGEN_I32 && p.dtype != KGEN_I64)
         return r.fail(at, "scalar '" + p.name + "' has dtype " + dtype +
-                              "; spec v1 supports only f32, i32 and i64 "
+                              "; the spec supports only f32, i32 and i64 "
                               "scalars");
       break;
     case KGEN_ARG_DIM:
@@ -502,6 +507,9 @@ private:
     var.rowsPerBlock = static_cast<int>(rowsPerBlock);
     var.sharedBytes = static_cast<int>(sharedBytes);
     var.tiles = static_cast<int>(tiles);
+    var.cluster = cluster > 0;
+    if (!checkLaunchRule(v, at, var))
+      return false;
 
     const Value *align, *multiple;
     if (!r.getObject(v, at, "tensor_align", align) ||
@@ -532,11 +540,8 @@ private:
       return false;
     for (size_t i = 0; i < abi->array.size(); ++i) {
       std::string slotPath = at + ".abi[" + std::to_string(i) + "]";
-      const Value &e = abi->array[i];
-      if (e.kind != Value::Kind::String)
-        return r.fail(slotPath, "must be a string");
       AbiSlot slot;
-      if (!parseAbiSlot(e.string, slotPath, slot))
+      if (!parseAbiSlot(abi->array[i], slotPath, slot))
         return false;
       var.abi.push_back(slot);
     }
@@ -544,37 +549,77 @@ private:
     return true;
   }
 
-  bool parseAbiSlot(const std::string &text, const std::string &path,
-                    AbiSlot &slot) {
-    if (text == "rows") {
-      slot.kind = AbiSlot::Kind::Rows;
+  /// The optional "launch": {"rule": NAME} must name the rule the runtime
+  /// infers from the variant's other fields: launchers that read the name
+  /// then launch as the runtime does.
+  bool checkLaunchRule(const Value &v, const std::string &at,
+                       const Variant &var) {
+    if (!r.member(v, at, "launch", /*required=*/false))
       return true;
-    }
-    size_t colon = text.find(':');
-    std::string_view prefix = std::string_view(text).substr(0, colon);
-    std::string_view name = colon == std::string::npos
-                                ? std::string_view()
-                                : std::string_view(text).substr(colon + 1);
-    kgen_arg_kind kind;
-    if (prefix == "ptr") {
+    const Value *launch;
+    std::string rule;
+    if (!r.getObject(v, at, "launch", launch) ||
+        !r.getString(*launch, at + ".launch", "rule", rule))
+      return false;
+    const char *inferred = launchRuleName(launchRule(var));
+    if (rule != inferred)
+      return r.fail(at + ".launch", "rule '" + rule +
+                                        "' is not the one the variant's fields "
+                                        "give ('" +
+                                        inferred + "')");
+    return true;
+  }
+
+  /// {"slot": KIND, "param": NAME, "type": TYPE}; rows name no param. The
+  /// type is the slot's, so that launchers need not look the param up: it
+  /// must be the one the runtime packs.
+  bool parseAbiSlot(const Value &e, const std::string &path, AbiSlot &slot) {
+    if (e.kind != Value::Kind::Object)
+      return r.fail(path, std::string("must be an object {\"slot\", "
+                                      "\"param\", \"type\"}, not a") +
+                              (e.kind == Value::Kind::Array ? "n " : " ") +
+                              json::kindName(e.kind));
+    std::string slotName, type;
+    if (!r.getString(e, path, "slot", slotName) ||
+        !r.getString(e, path, "type", type))
+      return false;
+    kgen_arg_kind kind = KGEN_ARG_TENSOR;
+    const char *want = "i64";
+    if (slotName == "ptr") {
       slot.kind = AbiSlot::Kind::Ptr;
-      kind = KGEN_ARG_TENSOR;
-    } else if (prefix == "stride") {
+      want = "u64";
+    } else if (slotName == "stride") {
       slot.kind = AbiSlot::Kind::Stride;
-      kind = KGEN_ARG_TENSOR;
-    } else if (prefix == "scalar") {
+    } else if (slotName == "scalar") {
       slot.kind = AbiSlot::Kind::Scalar;
       kind = KGEN_ARG_SCALAR;
-    } else if (prefix == "dim") {
+    } else if (slotName == "dim") {
       slot.kind = AbiSlot::Kind::Dim;
       kind = KGEN_ARG_DIM;
+    } else if (slotName == "rows") {
+      slot.kind = AbiSlot::Kind::Rows;
     } else {
-      return r.fail(path, "unknown abi entry '" + text +
-                              "' (expected ptr:NAME, stride:NAME, "
-                              "scalar:NAME, dim:NAME or rows)");
+      return r.fail(path, "unknown slot '" + slotName +
+                              "' (expected ptr, stride, scalar, dim or rows)");
     }
-    slot.param = lookup(path, "abi entry '" + text + "'", name, kind);
-    return slot.param >= 0;
+    std::string name;
+    if (slot.kind == AbiSlot::Kind::Rows) {
+      if (e.find("param"))
+        return r.fail(path, "a rows slot names no param");
+    } else {
+      if (!r.getString(e, path, "param", name))
+        return false;
+      slot.param = lookup(path, slotName + " slot", name, kind);
+      if (slot.param < 0)
+        return false;
+      if (slot.kind == AbiSlot::Kind::Scalar)
+        want = dtypeName(spec.params[slot.param].dtype);
+    }
+    if (type != want)
+      return r.fail(path, "type '" + type + "' of " + slotName + " slot" +
+                              (name.empty() ? "" : " '" + name + "'") +
+                              " must be " + want);
+    return true;
   }
 };
 

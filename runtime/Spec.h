@@ -1,4 +1,4 @@
-//===- Spec.h - The kernel spec (JSON, version 1) ---------------*- C++ -*-===//
+//===- Spec.h - The kernel spec (JSON, version 2) ---------------*- C++ -*-===//
 //
 // What the runtime knows about a compiled kernel: its logical parameters, and
 // the variants (PTX entries) to try in order with their requirements and
@@ -67,6 +67,8 @@ struct Variant {
   /// many tiles (kernels without reductions, and rows over a thread-block
   /// cluster, which the PTX declares: the spec's "cluster").
   int tiles = 1;
+  /// The tiles of a row form a cluster (the PTX's .reqnctapercluster).
+  bool cluster = false;
   /// (tensor param, bytes): pointer and row stride in bytes must be
   /// multiples.
   std::vector<std::pair<int, int64_t>> tensorAlign;
@@ -101,6 +103,50 @@ struct Variant {
 };
 
 using launch::kMaxOneChunkThreads;
+
+/// How a launch sizes a variant's grid and block: the spec's "launch":
+/// {"rule": NAME}, formulas in docs/launching.md.
+enum class LaunchRule {
+  RowsPerBlock,       ///< "rows_per_block": the spec's rows and block
+  LaunchRowsPerBlock, ///< "launch_rows_per_block": fewer rows on few rows
+  DomainRange,        ///< "domain_range": rows by the row's chunks too
+  LaunchThreads,      ///< "launch_threads": threads by the row, one row
+  LaunchThreadsRows,  ///< "launch_threads_rows": x threads by y rows
+};
+
+/// The rule of a variant with these fields. Inline, so that the spec writer
+/// (codegen, which does not link the runtime) names the rule the runtime
+/// applies: the reader checks the name against this.
+inline LaunchRule launchRuleOf(bool launchThreads, int64_t heldChunks,
+                               bool launchRowsPerBlock, bool domainRange) {
+  if (launchThreads)
+    return heldChunks > 1 ? LaunchRule::LaunchThreads
+                          : LaunchRule::LaunchThreadsRows;
+  if (!launchRowsPerBlock)
+    return LaunchRule::RowsPerBlock;
+  return domainRange ? LaunchRule::DomainRange : LaunchRule::LaunchRowsPerBlock;
+}
+
+inline LaunchRule launchRule(const Variant &v) {
+  return launchRuleOf(v.launchThreads, v.heldChunks, v.launchRowsPerBlock > 0,
+                      v.maxDomain > 0);
+}
+
+inline const char *launchRuleName(LaunchRule rule) {
+  switch (rule) {
+  case LaunchRule::RowsPerBlock:
+    return "rows_per_block";
+  case LaunchRule::LaunchRowsPerBlock:
+    return "launch_rows_per_block";
+  case LaunchRule::DomainRange:
+    return "domain_range";
+  case LaunchRule::LaunchThreads:
+    return "launch_threads";
+  case LaunchRule::LaunchThreadsRows:
+    return "launch_threads_rows";
+  }
+  return "?";
+}
 
 /// Threads a launch_threads variant takes for rows of `length` elements:
 /// whole warps of `heldChunks` chunks each, or with one chunk a thread the

@@ -56,6 +56,14 @@ typedef enum {
   KGEN_I64
 } kgen_dtype;
 
+/* Element types of the tensor pointers of generated launchers (kgen aot):
+ * f32, i32 and i64 tensors take float, int32_t and int64_t; the others take
+ * these incomplete types, so a pointer of another dtype does not convert. */
+typedef struct kgen_f16_element kgen_f16;
+typedef struct kgen_bf16_element kgen_bf16;
+typedef struct kgen_f8e4m3_element kgen_f8e4m3;
+typedef struct kgen_f8e5m2_element kgen_f8e5m2;
+
 typedef enum { KGEN_ARG_TENSOR, KGEN_ARG_SCALAR, KGEN_ARG_DIM } kgen_arg_kind;
 
 /* One argument per spec parameter, in the spec's order.
@@ -104,6 +112,13 @@ typedef struct {
   int shared_bytes;
 } kgen_variant_info;
 
+/* The runtime's version, "MAJOR.MINOR.PATCH" (kgen's version). */
+KGEN_API const char *kgen_runtime_version(void);
+
+/* Sets this thread's kgen_last_error() to `message` and returns `status`:
+ * generated launchers report their own argument errors with it. */
+KGEN_API kgen_status kgen_set_error(kgen_status status, const char *message);
+
 /* Message of the last failure on this thread ("" if the last call succeeded).
  * Valid until the next kgen call on this thread. Never NULL. */
 KGEN_API const char *kgen_last_error(void);
@@ -113,6 +128,35 @@ KGEN_API const char *kgen_last_error(void);
 KGEN_API kgen_status kgen_kernel_create(const char *ptx, size_t ptx_len,
                                         const char *spec_json, size_t spec_len,
                                         kgen_kernel **out);
+/* One compiled image of a kernel: the PTX and spec that kgen emitted for one
+ * arch (the spec's "arch"), and optionally ptxas's cubin of that PTX for the
+ * same arch. */
+typedef struct {
+  const char *ptx;
+  size_t ptx_len;
+  const char *spec_json;
+  size_t spec_len;
+  const void *cubin; /* NULL: none */
+  size_t cubin_len;
+} kgen_image;
+
+/* A kernel built for several archs (count >= 1, one image an arch, the same
+ * op, dtype and params). Each launch takes the image for the device of the
+ * current context: the cubin of its arch (or of an older minor of its major
+ * version), else the PTX of the newest arch at or below it, which the driver
+ * compiles once per context. The queries below (info, params, variants,
+ * kgen_select_variant) describe the first image. */
+KGEN_API kgen_status kgen_kernel_create_images(const kgen_image *images,
+                                               size_t count, kgen_kernel **out);
+
+/* kgen_kernel_create_images once per *slot, safe from several threads: the
+ * first call creates the kernel and stores it in *slot (a static the caller
+ * owns, initially NULL), later calls return it. The kernel lives as long as
+ * the process. Generated launchers (kgen aot) use it. */
+KGEN_API kgen_status kgen_kernel_create_once(kgen_kernel **slot,
+                                             const kgen_image *images,
+                                             size_t count, kgen_kernel **out);
+
 /* Accepts NULL. Loaded modules stay cached (they are shared by PTX text). */
 KGEN_API void kgen_kernel_destroy(kgen_kernel *kernel);
 
@@ -139,6 +183,42 @@ KGEN_API kgen_status kgen_select_variant(const kgen_kernel *kernel,
 KGEN_API kgen_status kgen_launch(const kgen_kernel *kernel,
                                  const kgen_arg *args, size_t nargs,
                                  int64_t rows, void *cu_stream);
+
+/* For engines with their own launcher (cuLaunchKernel, cudarc, ...): how
+ * kgen_launch would launch these arguments, without touching the driver. */
+typedef struct {
+  size_t variant;        /* index into the spec's variants */
+  const char *entry;     /* the PTX entry; lives as long as the kernel */
+  uint32_t grid[3];      /* gridDim x, y, z */
+  uint32_t block[3];     /* blockDim x, y, z */
+  uint32_t cluster[3];   /* the cluster the PTX declares (.reqnctapercluster);
+                            1, 1, 1 when none: launch it as any other entry */
+  uint32_t shared_bytes; /* dynamic shared memory; above 48 KiB, set
+                            CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
+  int grid_dependency;   /* 1: every entry waits (griddepcontrol.wait) for the
+                            kernel before it on the stream, so it may be
+                            launched as a programmatic dependent
+                            (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_
+                            SERIALIZATION), as kgen_launch does */
+  int plain_launch_ok;   /* 1: a plain cuLaunchKernel is also correct */
+  size_t num_slots;      /* kernel parameters (kgen_pack_params' slots) */
+} kgen_launch_config;
+
+/* Runs every check of kgen_launch and gives the launch it would make, on a
+ * device of `multiprocessors` SMs (CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT;
+ * 0 if unknown: few rows are then not spread over more blocks). rows >= 1. */
+KGEN_API kgen_status kgen_launch_config_get(const kgen_kernel *kernel,
+                                            const kgen_arg *args, size_t nargs,
+                                            int64_t rows, int multiprocessors,
+                                            kgen_launch_config *out);
+
+/* The kernel parameters of that launch, in the entry's order, one 8-byte
+ * slot each (a 4-byte value in the slot's first bytes): pass
+ * kernelParams[i] = &slots[i] to cuLaunchKernel. nslots >= num_slots. */
+KGEN_API kgen_status kgen_pack_params(const kgen_kernel *kernel,
+                                      const kgen_arg *args, size_t nargs,
+                                      int64_t rows, int multiprocessors,
+                                      uint64_t *slots, size_t nslots);
 
 /* cuInit, retains the primary context of device `ordinal` (once per device
  * per process) and makes it current on this thread. cu_context_out (a

@@ -4,6 +4,7 @@
 #include "codegen/Pipeline/Pipeline.h"
 
 #include "codegen/Transforms/Passes.h"
+#include "runtime/Spec.h"
 
 #include "llvm/Support/JSON.h"
 
@@ -22,6 +23,31 @@ static const char *accessName(Layout l) {
     return "scalars";
   }
   return "?";
+}
+
+/// A kgen.abi entry ("ptr:x", "scalar:eps", "rows") as the spec's typed
+/// slot: launchers read each slot's type without looking its param up.
+static json::Object abiSlot(const Kernel &k, llvm::StringRef entry) {
+  auto [slot, param] = entry.split(':');
+  std::string type = slot == "ptr" ? "u64" : "i64";
+  if (slot == "scalar")
+    for (const ParamDecl &p : k.params)
+      if (p.name == param)
+        type = std::string(name(p.dtype));
+  json::Object out{{"slot", slot.str()}, {"type", type}};
+  if (slot != "rows")
+    out["param"] = param.str();
+  return out;
+}
+
+/// The launch rule of a variant, from the fields just written, by the
+/// function the runtime applies to the same fields when it reads them.
+static const char *launchRuleName(const json::Object &variant) {
+  const json::Object *held = variant.getObject("launch_threads");
+  int64_t chunks = held ? held->getInteger("chunks").value_or(0) : int64_t(0);
+  return ::kgen::rt::launchRuleName(::kgen::rt::launchRuleOf(
+      held != nullptr, chunks, variant.get("launch_rows_per_block") != nullptr,
+      variant.get("domain_range") != nullptr));
 }
 
 std::string writeSpec(const Kernel &k, const KernelInfo &info,
@@ -96,7 +122,7 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
       if (!list || !sym || sym.getValue() != kop.getSymName())
         return;
       for (Attribute a : list)
-        abi.push_back(cast<StringAttr>(a).getValue().str());
+        abi.push_back(abiSlot(k, cast<StringAttr>(a).getValue()));
     });
     mlir::kgen::ScheduleAttr s = kop.getScheduleAttr();
     json::Object variant{
@@ -136,9 +162,10 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
     if (s.getLaunchThreads()) // "block" is then the most threads
       variant["launch_threads"] = json::Object{
           {"chunk_elements", s.getVector()}, {"chunks", s.getChunks()}};
+    variant["launch"] = json::Object{{"rule", launchRuleName(variant)}};
     variants.push_back(std::move(variant));
   }
-  json::Object spec{{"kgen_spec", 1},
+  json::Object spec{{"kgen_spec", 2},
                     {"op", info.op},
                     {"dtype", info.dtype},
                     {"arch", opts.arch},

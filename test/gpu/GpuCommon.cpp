@@ -146,7 +146,6 @@ RtKernel &RtKernel::operator=(RtKernel &&o) noexcept {
     schedule = std::move(o.schedule);
     paramNames = std::move(o.paramNames);
     params = std::move(o.params);
-    abiPatched = o.abiPatched;
   }
   return *this;
 }
@@ -167,7 +166,7 @@ bool loadKernel(const std::string &dir, const ManifestEntry &e, RtKernel &out,
                 std::string &err) {
   out = RtKernel();
   out.entry = e;
-  out.op = ops::findOp(e.op);
+  out.op = findOp(e.op);
   if (!out.op) {
     err = e.name + ": unknown op '" + e.op + "'";
     return false;
@@ -209,36 +208,15 @@ bool loadKernel(const std::string &dir, const ManifestEntry &e, RtKernel &out,
       dynamicDims.push_back(p.name);
   }
   std::vector<std::string> abi = expectedAbi(out.dsl, dynamicDims);
-
-  // Workaround for bundles from before commit 3c29074: `kgen bundle`
-  // (codegen/Pipeline/Spec.cpp, writeSpec) wrote "abi": [] for every
-  // variant, so the runtime would launch with no parameters. Fill in the ABI
-  // LowerToGPU gives the entry.
-  const std::string empty = "\"abi\": []";
-  if (json.find(empty) != std::string::npos) {
-    std::string list = "\"abi\": [";
-    for (size_t i = 0; i < abi.size(); ++i)
-      list += (i ? ", \"" : "\"") + abi[i] + "\"";
-    list += "]";
-    for (size_t at = json.find(empty); at != std::string::npos;
-         at = json.find(empty, at + list.size()))
-      json.replace(at, empty.size(), list);
-    kgen_kernel *patched = nullptr;
-    if (!createKernel(ptx, json, &patched, err)) {
-      err = e.name + " (abi patched): " + err;
-      return false;
-    }
-    kgen_kernel_destroy(out.k);
-    out.k = patched;
-    out.abiPatched = true;
-    // The param infos point into the old kernel: read them again.
-    out.params.clear();
-    for (size_t i = 0; i < info.num_params; ++i) {
-      kgen_param_info p{};
-      kgen_kernel_get_param(out.k, i, &p);
-      out.params.push_back(p);
-    }
+  // What the C API does not tell: the abi's types, dim_multiple and the
+  // schedule.
+  rt::json::Value root;
+  std::string jsonErr;
+  if (!rt::json::parse(json, root, jsonErr)) {
+    err = e.name + ": JSON: " + jsonErr;
+    return false;
   }
+  const rt::json::Value *vars = root.find("variants");
   kgen_kernel_get_info(out.k, &info);
   for (size_t v = 0; v < info.num_variants; ++v) {
     kgen_variant_info vi{};
@@ -253,39 +231,49 @@ bool loadKernel(const std::string &dir, const ManifestEntry &e, RtKernel &out,
             " slots";
       return false;
     }
-    // Each slot's PTX type: 64-bit except f32 / i32 scalars.
+    // The spec's slots are the ones LowerToGPU builds, each of the type the
+    // PTX declares: what an engine's own launcher packs from the spec.
+    const rt::json::Value *slots =
+        vars && v < vars->array.size() ? vars->array[v].find("abi") : nullptr;
+    if (!slots || slots->array.size() != abi.size()) {
+      err = e.name + ": entry " + vi.entry + ": the spec's abi has " +
+            (slots ? std::to_string(slots->array.size()) : std::string("no")) +
+            " slots, LowerToGPU builds " + std::to_string(abi.size());
+      return false;
+    }
     for (size_t i = 0; i < abi.size(); ++i) {
-      std::string want = ".u64";
-      if (abi[i].rfind("scalar:", 0) == 0) {
-        std::string name = abi[i].substr(7);
-        for (const kgen_param_info &p : out.params)
-          if (name == p.name)
-            want = p.dtype == KGEN_F32   ? ".f32"
-                   : p.dtype == KGEN_I32 ? ".u32"
-                                         : ".u64";
+      const rt::json::Value &slot = slots->array[i];
+      auto text = [&](const char *key) {
+        const rt::json::Value *x = slot.find(key);
+        return x ? x->string : std::string();
+      };
+      std::string name = text("slot");
+      if (name != "rows")
+        name += ":" + text("param");
+      std::string type = text("type");
+      if (name != abi[i]) {
+        err = e.name + ": entry " + vi.entry + " abi slot " +
+              std::to_string(i) + " is '" + name + "' in the spec, '" + abi[i] +
+              "' in LowerToGPU";
+        return false;
       }
+      // .u64/.s64/.b64 are one width; so are .u32/.s32/.b32.
+      std::string want = type == "f32"   ? ".f32"
+                         : type == "i32" ? ".u32"
+                                         : ".u64";
       auto same = [](const std::string &a, const std::string &b) {
-        // .u64/.s64/.b64 are one width; so are .u32/.s32/.b32.
         return a.size() == b.size() && a.size() == 4 &&
                (a == b ||
                 (a[1] != 'f' && b[1] != 'f' && a.substr(2) == b.substr(2)));
       };
       if (!same(types[i], want)) {
         err = e.name + ": entry " + vi.entry + " param " + std::to_string(i) +
-              " is " + types[i] + " in the PTX but ABI slot '" + abi[i] +
-              "' needs " + want;
+              " is " + types[i] + " in the PTX but the spec's abi slot '" +
+              abi[i] + "' is of type '" + type + "'";
         return false;
       }
     }
   }
-  // What the C API does not tell: dim_multiple and the schedule.
-  rt::json::Value root;
-  std::string jsonErr;
-  if (!rt::json::parse(json, root, jsonErr)) {
-    err = e.name + ": JSON: " + jsonErr;
-    return false;
-  }
-  const rt::json::Value *vars = root.find("variants");
   for (size_t v = 0; v < out.variants.size(); ++v) {
     std::vector<std::pair<std::string, int64_t>> mult;
     std::string sched;
@@ -362,8 +350,7 @@ std::optional<size_t> expectedHeld(const RtKernel &k, int64_t length,
         (h.chunks == 1 && threads > 64))
       continue;
     auto key = std::make_tuple(h.chunks != 1, threads * h.chunks - nvec,
-                               std::max(threads, most),
-                               std::abs(h.chunks - 4));
+                               std::max(threads, most), std::abs(h.chunks - 4));
     if (!best || key < bestKey) {
       best = v;
       bestKey = key;

@@ -12,7 +12,7 @@
 #define KGEN_TEST_GPU_GPUCOMMON_H
 
 #include "dsl/Graph.h"
-#include "ops/Registry.h"
+#include "dsl/Registry.h"
 #include "runtime/Driver.h"
 
 #include <cstdint>
@@ -54,7 +54,7 @@ int ptxParamCount(const std::string &ptx, const std::string &entry);
 struct RtKernel {
   kgen_kernel *k = nullptr;
   ManifestEntry entry;
-  const ops::OpDef *op = nullptr;
+  const OpDef *op = nullptr;
   DType dtype = DType::F32;
   Kernel dsl;                        ///< op->build(dtype)
   std::vector<std::string> variants; ///< entry names
@@ -75,7 +75,6 @@ struct RtKernel {
   std::vector<std::pair<int64_t, int64_t>> domainRange;
   std::vector<std::string> paramNames; ///< spec param order
   std::vector<kgen_param_info> params;
-  bool abiPatched = false; ///< the spec's abi lists were empty (see .cpp)
 
   RtKernel() = default;
   RtKernel(const RtKernel &) = delete;
@@ -85,12 +84,9 @@ struct RtKernel {
   ~RtKernel();
 };
 
-/// Loads dir/NAME.ptx + NAME.json. Works without a GPU. If the spec's "abi"
-/// arrays are empty, fills them with expectedAbi() (workaround for bundles
-/// from before commit 3c29074, whose codegen/Pipeline/Spec.cpp looked for
-/// gpu.func after they had become llvm.func) and sets abiPatched. Checks that
-/// every variant's entry exists in the PTX with as many params as the ABI has
-/// slots.
+/// Loads dir/NAME.ptx + NAME.json. Works without a GPU. Checks that every
+/// variant's entry exists in the PTX, and that the spec's abi lists the
+/// slots expectedAbi() gives, each of the type the PTX declares.
 bool loadKernel(const std::string &dir, const ManifestEntry &e, RtKernel &out,
                 std::string &err);
 

@@ -400,7 +400,7 @@ private:
   Group g;
   const rt::Driver *d = nullptr;
   Kernel dsl;
-  const ops::OpDef *op = nullptr;
+  const OpDef *op = nullptr;
   int64_t L = 0;
   // Inputs: a random tile per Rows input tensor, host values per Vector input.
   std::map<int, std::vector<uint8_t>> tiles;
@@ -515,7 +515,7 @@ void KernelGroupTest::TestBody() {
             << (withinSlack
                     ? ", within rounding slack " + std::to_string(withinSlack)
                     : "")
-            << (any.abiPatched ? ", abi patched" : "") << ", "
+            << ", "
             << fmtValue(std::round(secs * 100) / 100) << " s (reference "
             << fmtValue(std::round(refSecs * 100) / 100) << " s)\n";
 }
@@ -940,20 +940,11 @@ public:
   explicit ManifestTest(std::vector<ManifestEntry> m)
       : manifest(std::move(m)) {}
   void TestBody() override {
-    int patched = 0;
     for (const ManifestEntry &e : manifest) {
       RtKernel k;
       std::string err;
       EXPECT_TRUE(loadKernel(config().dir, e, k, err)) << err;
-      patched += k.abiPatched;
     }
-    if (patched)
-      std::cout << "[kgen-gpu] WORKAROUND: " << patched << " of "
-                << manifest.size()
-                << " specs have empty \"abi\" arrays (a bundle from before "
-                   "commit 3c29074, whose codegen/Pipeline/Spec.cpp looked for "
-                   "gpu.func ops in the module lowered to llvm.func); the test "
-                   "fills in the ABI LowerToGPU builds\n";
   }
 
 private:
@@ -1057,7 +1048,7 @@ void registerTests() {
     if (!lengthsGiven)
       for (const auto &[len, e] : spec)
         lengths.insert(len);
-    const ops::OpDef *op = ops::findOp(key.first);
+    const OpDef *op = findOp(key.first);
     // This harness knows ops with one dim over plain rows; the others
     // (heads, gathers, grouped rows) are tested by ViewOpsTest.cpp.
     if (op &&

@@ -209,7 +209,7 @@ TEST_F(Args, NullKernel) {
 
 /// A kernel whose only variant has requirements, and integer scalars.
 const char *const StrictSpec = R"({
-  "kgen_spec": 1, "op": "scale", "dtype": "f32", "arch": "sm_90", "hash": "1",
+  "kgen_spec": 2, "op": "scale", "dtype": "f32", "arch": "sm_90", "hash": "1",
   "dims": {"n": 256},
   "params": [
     {"name": "x", "kind": "tensor", "dtype": "f32", "access": "rows", "row_length": "2*n"},
@@ -219,7 +219,12 @@ const char *const StrictSpec = R"({
   ],
   "variants": [{"entry": "scale_v4", "block": 64, "rows_per_block": 4,
                 "tiles": 3, "tensor_align": {"x": 16},
-                "abi": ["rows", "scalar:k", "stride:x", "scalar:alpha", "ptr:x", "scalar:m"]}]
+                "abi": [{"slot": "rows", "type": "i64"},
+                        {"slot": "scalar", "param": "k", "type": "i32"},
+                        {"slot": "stride", "param": "x", "type": "i64"},
+                        {"slot": "scalar", "param": "alpha", "type": "f32"},
+                        {"slot": "ptr", "param": "x", "type": "u64"},
+                        {"slot": "scalar", "param": "m", "type": "i64"}]}]
 })";
 const char *const StrictPtx = ".visible .entry scale_v4() { ret; }";
 
@@ -279,13 +284,16 @@ TEST(ArgsStrict, PacksTheAbi) {
 TEST(ArgsScalars, PerRowOutputsNeedAPointerOnlyWhenThereAreRows) {
   // A [rows] output ("access": "scalars"): one element per row, no stride.
   const char *spec = R"json({
-    "kgen_spec": 1, "op": "amax", "dtype": "f32", "arch": "sm_90",
+    "kgen_spec": 2, "op": "amax", "dtype": "f32", "arch": "sm_90",
     "hash": "ab", "dims": {"n": 8},
     "params": [
       {"name": "x", "kind": "tensor", "dtype": "f32", "access": "rows", "row_length": 8, "writes": false},
       {"name": "m", "kind": "tensor", "dtype": "f32", "access": "scalars", "row_length": 1, "writes": true}],
     "variants": [{"entry": "e", "block": 32, "rows_per_block": 1,
-                  "abi": ["ptr:x", "stride:x", "ptr:m", "rows"]}]})json";
+                  "abi": [{"slot": "ptr", "param": "x", "type": "u64"},
+                          {"slot": "stride", "param": "x", "type": "i64"},
+                          {"slot": "ptr", "param": "m", "type": "u64"},
+                          {"slot": "rows", "type": "i64"}]}]})json";
   const char *ptx = ".version 8.0\n.target sm_90\n.address_size 64\n"
                     ".visible .entry e(.param .u64 a) { ret; }\n";
   kgen::rt::Kernel kernel;
@@ -516,8 +524,8 @@ std::string heldSpec(const std::vector<std::pair<int, int>> &variants = {
             std::to_string(c) + R"(, "chunk_elements": 8},
        "tensor_align": {"x": 16, "weight": 16, "y": 16},
        "dim_multiple": {"hidden": 16},
-       "abi": ["ptr:x", "ptr:weight", "ptr:y", "stride:x", "stride:y",
-               "scalar:eps", "dim:hidden", "rows"]},)";
+       "abi": )" +
+            RmsnormAbi + "},";
   return replaced(spec, R"("variants": [)", R"("variants": [)" + held);
 }
 
@@ -747,8 +755,8 @@ std::string withFirstVariant(const std::string &spec,
                       R"(,
          "tensor_align": {"x": 16, "weight": 16, "y": 16},
          "dim_multiple": {"hidden": 8},
-         "abi": ["ptr:x", "ptr:weight", "ptr:y", "stride:x", "stride:y",
-                 "scalar:eps", "dim:hidden", "rows"]},)");
+         "abi": )" + RmsnormAbi +
+                      "},");
 }
 
 /// RmsnormSpec over a dynamic row with a first variant of `fields` (its

@@ -59,8 +59,10 @@ CUresult cuDeviceGet(CUdevice *d, int ordinal) {
   return ok();
 }
 
-CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute, CUdevice) {
-  *v = 0;
+CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute attr, CUdevice) {
+  *v = attr == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+           ? state().multiprocessors
+           : 0;
   return ok();
 }
 

@@ -32,8 +32,9 @@ struct FakeCudaState {
   // Knobs.
   int deviceCount = 1;
   int maxThreadsPerBlock = 1024;
-  int launchResult = 0;  // CUresult cuLaunchKernel returns
-  size_t paramSlots = 0; // params cuLaunchKernel records
+  int multiprocessors = 0; // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+  int launchResult = 0;    // CUresult cuLaunchKernel returns
+  size_t paramSlots = 0;   // params cuLaunchKernel records
   // Records.
   int retains = 0;
   int moduleLoads = 0;
@@ -45,6 +46,7 @@ struct FakeCudaState {
     std::lock_guard<std::mutex> lock(mutex);
     deviceCount = 1;
     maxThreadsPerBlock = 1024;
+    multiprocessors = 0;
     launchResult = 0;
     paramSlots = 0;
     moduleLoads = 0;

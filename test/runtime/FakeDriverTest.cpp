@@ -20,6 +20,7 @@
 
 using namespace kgen::test;
 using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 
 namespace {
@@ -132,8 +133,8 @@ TEST_F(FakeDriver, RereadVariantLaunchesRowsAlongY) {
   // chosen at launch: 128 elements = 16 chunks, 16 threads x 16 rows. Both
   // launch calls (plain and programmatic dependent) pass the block's y.
   std::string spec = launchThreadsSpec(1024, 0);
-  std::string waits = replaced(spec, "\"kgen_spec\": 1",
-                               "\"kgen_spec\": 1, \"grid_dependency\": true");
+  std::string waits = replaced(spec, "\"kgen_spec\": 2",
+                               "\"kgen_spec\": 2, \"grid_dependency\": true");
   kgen::rt::Kernel plain, dependent;
   ASSERT_EQ(plain.create(ptx, spec), KGEN_OK) << kgen::rt::lastError();
   ASSERT_EQ(dependent.create(ptx, waits), KGEN_OK) << kgen::rt::lastError();
@@ -180,8 +181,8 @@ TEST_F(FakeDriver, GridDependencyLaunchesAsProgrammaticDependent) {
   // launched so: the others would race the kernel before them.
   kgen::rt::Kernel plain, waits;
   ASSERT_EQ(plain.create(ptx, RmsnormSpec), KGEN_OK);
-  std::string spec = replaced(RmsnormSpec, "\"kgen_spec\": 1",
-                              "\"kgen_spec\": 1, \"grid_dependency\": true");
+  std::string spec = replaced(RmsnormSpec, "\"kgen_spec\": 2",
+                              "\"kgen_spec\": 2, \"grid_dependency\": true");
   ASSERT_EQ(waits.create(ptx, spec), KGEN_OK) << kgen::rt::lastError();
   RmsnormArgs a;
   ASSERT_EQ(plain.launch(a.args, 1), KGEN_OK) << kgen::rt::lastError();
@@ -192,6 +193,61 @@ TEST_F(FakeDriver, GridDependencyLaunchesAsProgrammaticDependent) {
   EXPECT_EQ(fake->launches[1].entry, "rmsnorm_bf16_v8");
   EXPECT_EQ(fake->launches[1].block[0], fake->launches[0].block[0]);
   EXPECT_EQ(fake->launches[1].grid[0], fake->launches[0].grid[0]);
+}
+
+TEST_F(FakeDriver, ForeignLaunchDataIsWhatKgenLaunchLaunched) {
+  // kgen_launch_config_get and kgen_pack_params on the device's
+  // multiprocessors give the launch kgen_launch made: each launch rule,
+  // blockDim.y, a cluster's tiles and the programmatic dependent.
+  fake->multiprocessors = 132;
+  fake->paramSlots = 8;
+  std::string cluster =
+      replaced(RmsnormSpec, R"("entry": "rmsnorm_bf16_v8", "block": 128,)",
+               R"("entry": "rmsnorm_bf16_v8", "block": 128, "tiles": 4, )"
+               R"("cluster": 4, "max_rows": 32,)");
+  std::string launchRows =
+      replaced(RmsnormSpec, R"("block": 128, "rows_per_block": 1)",
+               R"("block": 256, "rows_per_block": 32,
+                  "launch_rows_per_block": 32)");
+  std::string waits = replaced(launchThreadsSpec(1024, 0), "\"kgen_spec\": 2",
+                               "\"kgen_spec\": 2, \"grid_dependency\": true");
+  struct Case {
+    std::string spec;
+    int64_t hidden, rows;
+    uint32_t cluster;
+  } cases[] = {{RmsnormSpec, 4096, 7, 1},
+               {cluster, 4096, 7, 4},
+               {launchRows, 4096, 1280, 1},
+               {launchThreadsSpec(512, 4), 11008, 3, 1},
+               {launchThreadsSpec(1024, 0), 128, 65536, 1},
+               {waits, 128, 1024, 1}};
+  for (const Case &c : cases) {
+    kgen::rt::Kernel k;
+    ASSERT_EQ(k.create(ptx, c.spec), KGEN_OK) << kgen::rt::lastError();
+    RmsnormArgs a = argsOfLength(c.hidden);
+    a.args[2].row_stride = c.hidden + 8;
+    fake->launches.clear();
+    ASSERT_EQ(k.launch(a.args, c.rows), KGEN_OK) << kgen::rt::lastError();
+    ASSERT_EQ(fake->launches.size(), 1u);
+    const FakeLaunch &l = fake->launches[0];
+    SCOPED_TRACE(l.entry + ", " + std::to_string(c.rows) + " rows");
+
+    kgen_launch_config config;
+    ASSERT_EQ(kgen_launch_config_get(k.get(), a.args, 5, c.rows, 132, &config),
+              KGEN_OK)
+        << kgen::rt::lastError();
+    EXPECT_EQ(config.entry, l.entry);
+    EXPECT_THAT(config.grid, ElementsAreArray(l.grid));
+    EXPECT_THAT(config.block, ElementsAreArray(l.block));
+    EXPECT_EQ(config.shared_bytes, l.sharedBytes);
+    EXPECT_EQ(config.grid_dependency != 0, l.programmaticDependent);
+    EXPECT_THAT(config.cluster, ElementsAre(c.cluster, 1u, 1u));
+    uint64_t slots[8];
+    ASSERT_EQ(kgen_pack_params(k.get(), a.args, 5, c.rows, 132, slots, 8),
+              KGEN_OK)
+        << kgen::rt::lastError();
+    EXPECT_THAT(slots, ElementsAreArray(l.params));
+  }
 }
 
 TEST_F(FakeDriver, ZeroRowsDoNotLaunch) {

@@ -80,7 +80,7 @@ std::string scalePtx() {
 }
 
 const char *const ScaleSpec = R"({
-  "kgen_spec": 1, "op": "scale", "dtype": "f32", "arch": "sm_70", "hash": "5ca1e",
+  "kgen_spec": 2, "op": "scale", "dtype": "f32", "arch": "sm_70", "hash": "5ca1e",
   "dims": {},
   "params": [
     {"name": "x", "kind": "tensor", "dtype": "f32", "access": "rows", "row_length": "n"},
@@ -92,9 +92,23 @@ const char *const ScaleSpec = R"({
   "variants": [
     {"entry": "scale_f32_v4", "block": 128, "tensor_align": {"x": 16, "y": 16},
      "dim_multiple": {"n": 4},
-     "abi": ["ptr:x", "ptr:y", "stride:x", "stride:y", "scalar:alpha", "scalar:bias", "dim:n", "rows"]},
+     "abi": [{"slot": "ptr", "param": "x", "type": "u64"},
+             {"slot": "ptr", "param": "y", "type": "u64"},
+             {"slot": "stride", "param": "x", "type": "i64"},
+             {"slot": "stride", "param": "y", "type": "i64"},
+             {"slot": "scalar", "param": "alpha", "type": "f32"},
+             {"slot": "scalar", "param": "bias", "type": "i32"},
+             {"slot": "dim", "param": "n", "type": "i64"},
+             {"slot": "rows", "type": "i64"}]},
     {"entry": "scale_f32_v1", "block": 96,
-     "abi": ["ptr:x", "ptr:y", "stride:x", "stride:y", "scalar:alpha", "scalar:bias", "dim:n", "rows"]}
+     "abi": [{"slot": "ptr", "param": "x", "type": "u64"},
+             {"slot": "ptr", "param": "y", "type": "u64"},
+             {"slot": "stride", "param": "x", "type": "i64"},
+             {"slot": "stride", "param": "y", "type": "i64"},
+             {"slot": "scalar", "param": "alpha", "type": "f32"},
+             {"slot": "scalar", "param": "bias", "type": "i32"},
+             {"slot": "dim", "param": "n", "type": "i64"},
+             {"slot": "rows", "type": "i64"}]}
   ]
 })";
 
@@ -158,6 +172,68 @@ TEST_F(Gpu, LaunchesBothVariants) {
                   std::fma(x[offset + r * strideX + c], 1.5f, -2.0f))
             << "offset " << offset << " row " << r << " col " << c;
   }
+}
+
+TEST_F(Gpu, ForeignLaunchComputesWhatKgenLaunchDoes) {
+  // An engine's own launcher: it loads the PTX and launches the entry with
+  // cuLaunchKernel from kgen_launch_config_get and kgen_pack_params alone.
+  std::string ptx = scalePtx();
+  kgen::rt::Kernel k;
+  ASSERT_EQ(k.create(ptx, ScaleSpec), KGEN_OK) << kgen::rt::lastError();
+  CUmodule module = nullptr;
+  CUresult r = d->moduleLoadDataEx(&module, ptx.c_str(), 0, nullptr, nullptr);
+  ASSERT_EQ(r, CUDA_SUCCESS) << d->errorText(r, "cuModuleLoadDataEx");
+  CUdevice dev;
+  int multiprocessors = 0;
+  ASSERT_EQ(d->ctxGetDevice(&dev), CUDA_SUCCESS);
+  ASSERT_EQ(d->deviceGetAttribute(&multiprocessors,
+                                  CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                  dev),
+            CUDA_SUCCESS);
+  const int64_t rows = 37, n = 300, strideX = 304;
+  std::vector<float> x(rows * strideX + 1);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = static_cast<float>(i % 89) * 0.5f - 7.0f;
+  CUdeviceptr dx = alloc(x.size() * 4), dy = alloc(rows * n * 4);
+  ASSERT_EQ(d->memcpyHtoD(dx, x.data(), x.size() * 4), CUDA_SUCCESS);
+  for (int64_t offset : {0, 1}) { // each variant
+    ASSERT_EQ(d->memsetD8(dy, 0, rows * n * 4), CUDA_SUCCESS);
+    kgen_arg args[] = {
+        kgen::rt::tensorArg(reinterpret_cast<const void *>(dx + offset * 4),
+                            KGEN_F32, strideX),
+        kgen::rt::tensorArg(reinterpret_cast<void *>(dy), KGEN_F32),
+        kgen::rt::f32Arg(-0.75f), kgen::rt::intArg(3, KGEN_I32),
+        kgen::rt::dimArg(n)};
+    kgen_launch_config c;
+    ASSERT_EQ(
+        kgen_launch_config_get(k.get(), args, 5, rows, multiprocessors, &c),
+        KGEN_OK)
+        << kgen::rt::lastError();
+    EXPECT_EQ(c.variant, static_cast<size_t>(offset));
+    std::vector<uint64_t> slots(c.num_slots);
+    ASSERT_EQ(kgen_pack_params(k.get(), args, 5, rows, multiprocessors,
+                               slots.data(), slots.size()),
+              KGEN_OK)
+        << kgen::rt::lastError();
+    std::vector<void *> params;
+    for (uint64_t &slot : slots)
+      params.push_back(&slot);
+    CUfunction fn;
+    ASSERT_EQ(d->moduleGetFunction(&fn, module, c.entry), CUDA_SUCCESS);
+    r = d->launchKernel(fn, c.grid[0], c.grid[1], c.grid[2], c.block[0],
+                        c.block[1], c.block[2], c.shared_bytes, nullptr,
+                        params.data(), nullptr);
+    ASSERT_EQ(r, CUDA_SUCCESS) << d->errorText(r, "cuLaunchKernel");
+    ASSERT_EQ(d->ctxSynchronize(), CUDA_SUCCESS);
+    std::vector<float> y(rows * n);
+    ASSERT_EQ(d->memcpyDtoH(y.data(), dy, y.size() * 4), CUDA_SUCCESS);
+    for (int64_t row = 0; row < rows; ++row)
+      for (int64_t col = 0; col < n; ++col)
+        ASSERT_EQ(y[row * n + col],
+                  std::fma(x[offset + row * strideX + col], -0.75f, 3.0f))
+            << "offset " << offset << " row " << row << " col " << col;
+  }
+  d->moduleUnload(module);
 }
 
 TEST_F(Gpu, TimesWithEvents) {

@@ -22,7 +22,7 @@ TEST(Spec, ParsesTheExample) {
   Spec s;
   std::string err;
   ASSERT_TRUE(parseSpec(RmsnormSpec, s, err)) << err;
-  EXPECT_EQ(s.version, 1);
+  EXPECT_EQ(s.version, 2);
   EXPECT_EQ(s.op, "rmsnorm");
   EXPECT_EQ(s.dtype, "bf16");
   EXPECT_EQ(s.arch, "sm_90");
@@ -84,11 +84,13 @@ TEST(Spec, RowLengthForms) {
 }
 
 TEST(Spec, OptionalKeysDefault) {
-  std::string spec = R"({"kgen_spec": 1, "op": "copy", "dtype": "f32",
+  std::string spec = R"({"kgen_spec": 2, "op": "copy", "dtype": "f32",
     "arch": "sm_80", "hash": "00",
     "params": [{"name": "x", "kind": "tensor", "dtype": "f32",
                 "access": "rows", "row_length": 8}],
-    "variants": [{"entry": "copy_v1", "block": 32, "abi": ["ptr:x", "rows"],
+    "variants": [{"entry": "copy_v1", "block": 32,
+                  "abi": [{"slot": "ptr", "param": "x", "type": "u64"},
+                          {"slot": "rows", "type": "i64"}],
                   "future_key": [1, 2]}], "comment": "ignored"})";
   Spec s;
   std::string err;
@@ -137,7 +139,7 @@ TEST(KernelCreate, MalformedJsonHasPosition) {
 TEST(KernelCreate, MissingKeysAreNamed) {
   expectInvalid(replaced(RmsnormSpec, "\"op\": \"rmsnorm\",", ""),
                 "missing required key 'op'");
-  expectInvalid(replaced(RmsnormSpec, "\"kgen_spec\": 1,", ""),
+  expectInvalid(replaced(RmsnormSpec, "\"kgen_spec\": 2,", ""),
                 "missing required key 'kgen_spec'");
   expectInvalid(replaced(RmsnormSpec, "\"kind\": \"scalar\",", ""),
                 "params[3] ('eps'): missing required key 'kind'");
@@ -160,8 +162,13 @@ TEST(KernelCreate, RejectsBadValues) {
   expectInvalid(
       replaced(RmsnormSpec, "\"dtype\": \"f32\"", "\"dtype\": \"bf16\""),
       "only f32, i32 and i64 scalars");
-  expectInvalid(replaced(RmsnormSpec, "\"kgen_spec\": 1", "\"kgen_spec\": 2"),
-                "unsupported kgen_spec version 2");
+  expectInvalid(replaced(RmsnormSpec, "\"kgen_spec\": 2", "\"kgen_spec\": 3"),
+                "unsupported kgen_spec version 3 (this runtime reads 2)");
+  // Version 1's abi was untyped strings: such a spec must be re-emitted.
+  expectInvalid(replaced(RmsnormSpec, "\"kgen_spec\": 2", "\"kgen_spec\": 1"),
+                "kgen_spec version 1 is no longer read (this runtime reads 2, "
+                "whose abi entries are typed objects): re-emit it with this "
+                "kgen");
   expectInvalid(replaced(RmsnormSpec, "\"9f2cab01\"", "\"xyz\""),
                 "'hash' must be a non-empty hex string");
   expectInvalid(replaced(RmsnormSpec, "\"block\": 128", "\"block\": 2048"),
@@ -185,8 +192,8 @@ TEST(KernelCreate, RejectsBadValues) {
       "duplicate param name 'x'");
   expectInvalid(replaced(RmsnormSpec, "\"writes\": true", "\"writes\": 1"),
                 "'writes' must be a boolean, not a number");
-  expectInvalid(replaced(RmsnormSpec, "\"kgen_spec\": 1",
-                         "\"kgen_spec\": 1, \"grid_dependency\": \"yes\""),
+  expectInvalid(replaced(RmsnormSpec, "\"kgen_spec\": 2",
+                         "\"kgen_spec\": 2, \"grid_dependency\": \"yes\""),
                 "'grid_dependency' must be a boolean, not a string");
 }
 
@@ -210,18 +217,150 @@ TEST(KernelCreate, RejectsBadRowLengths) {
 }
 
 TEST(KernelCreate, RejectsBadAbi) {
-  expectInvalid(replaced(RmsnormSpec, "\"ptr:weight\"", "\"ptr:bias\""),
-                "abi entry 'ptr:bias' names an unknown param 'bias'");
-  expectInvalid(replaced(RmsnormSpec, "\"scalar:eps\"", "\"scalar:x\""),
-                "abi entry 'scalar:x' needs a scalar but 'x' is a tensor");
-  expectInvalid(replaced(RmsnormSpec, "\"rows\"]", "\"cols\"]"),
-                "unknown abi entry 'cols'");
-  expectInvalid(replaced(RmsnormSpec, "\"ptr:x\"", "\"ptr\""),
-                "names an unknown param ''");
+  const std::string weight =
+      R"({"slot": "ptr", "param": "weight", "type": "u64"})";
+  const std::string eps =
+      R"({"slot": "scalar", "param": "eps", "type": "f32"})";
+  const std::string rows = R"({"slot": "rows", "type": "i64"})";
+  expectInvalid(replaced(RmsnormSpec, weight,
+                         R"({"slot": "ptr", "param": "bias", "type": "u64"})"),
+                "variants[0] ('rmsnorm_bf16_v8').abi[1]: ptr slot names an "
+                "unknown param 'bias'");
+  expectInvalid(replaced(RmsnormSpec, eps,
+                         R"({"slot": "scalar", "param": "x", "type": "f32"})"),
+                "scalar slot needs a scalar but 'x' is a tensor");
+  expectInvalid(
+      replaced(RmsnormSpec, rows, R"({"slot": "cols", "type": "i64"})"),
+      "unknown slot 'cols' (expected ptr, stride, scalar, dim or "
+      "rows)");
+  expectInvalid(
+      replaced(RmsnormSpec, weight, R"({"slot": "ptr", "type": "u64"})"),
+      "abi[1]: missing required key 'param'");
+  expectInvalid(replaced(RmsnormSpec, rows, R"({"slot": "rows"})"),
+                "abi[7]: missing required key 'type'");
+  expectInvalid(replaced(RmsnormSpec, rows,
+                         R"({"slot": "rows", "param": "x", "type": "i64"})"),
+                "a rows slot names no param");
+  // The v1 form.
+  expectInvalid(replaced(RmsnormSpec, weight, R"("ptr:weight")"),
+                "abi[1]: must be an object {\"slot\", \"param\", \"type\"}, "
+                "not a string");
   expectInvalid(replaced(RmsnormSpec, "\"hidden\": 8", "\"eps\": 8"),
                 "dim_multiple needs a dim but 'eps' is a scalar");
   expectInvalid(replaced(RmsnormSpec, "\"weight\": 16", "\"w\": 16"),
                 "tensor_align names an unknown param 'w'");
+}
+
+TEST(KernelCreate, AbiTypesAreThePackedOnes) {
+  // A pointer is u64, strides, dims and rows i64, a scalar its dtype.
+  expectInvalid(
+      replaced(RmsnormSpec,
+               R"({"slot": "ptr", "param": "weight", "type": "u64"})",
+               R"({"slot": "ptr", "param": "weight", "type": "i64"})"),
+      "abi[1]: type 'i64' of ptr slot 'weight' must be u64");
+  expectInvalid(replaced(RmsnormSpec,
+                         R"({"slot": "stride", "param": "y", "type": "i64"})",
+                         R"({"slot": "stride", "param": "y", "type": "i32"})"),
+                "type 'i32' of stride slot 'y' must be i64");
+  expectInvalid(
+      replaced(RmsnormSpec,
+               R"({"slot": "scalar", "param": "eps", "type": "f32"})",
+               R"({"slot": "scalar", "param": "eps", "type": "f64"})"),
+      "type 'f64' of scalar slot 'eps' must be f32");
+  expectInvalid(
+      replaced(RmsnormSpec,
+               R"({"slot": "dim", "param": "hidden", "type": "i64"})",
+               R"({"slot": "dim", "param": "hidden", "type": "u64"})"),
+      "type 'u64' of dim slot 'hidden' must be i64");
+  expectInvalid(replaced(RmsnormSpec, R"({"slot": "rows", "type": "i64"})",
+                         R"({"slot": "rows", "type": "i32"})"),
+                "type 'i32' of rows slot must be i64");
+  // An i32 scalar's slot is i32.
+  std::string i32 = RmsnormSpec;
+  i32 = replaced(i32, R"("name": "eps", "kind": "scalar", "dtype": "f32")",
+                 R"("name": "eps", "kind": "scalar", "dtype": "i32")");
+  expectInvalid(i32, "type 'f32' of scalar slot 'eps' must be i32");
+  for (int i = 0; i < 2; ++i)
+    i32 = replaced(i32, R"({"slot": "scalar", "param": "eps", "type": "f32"})",
+                   R"({"slot": "scalar", "param": "eps", "type": "i32"})");
+  auto [st, msg] = create(i32);
+  EXPECT_EQ(st, KGEN_OK) << msg;
+}
+
+/// RmsnormSpec whose first variant has `fields` added after its entry.
+std::string firstVariantWith(const std::string &fields) {
+  return replaced(RmsnormSpec, R"("entry": "rmsnorm_bf16_v8",)",
+                  R"("entry": "rmsnorm_bf16_v8", )" + fields + ",");
+}
+
+TEST(KernelCreate, LaunchRuleMustMatchTheFields) {
+  // Each rule, as the fields give it.
+  std::string domain = R"("domain": "hidden",)";
+  struct Case {
+    std::string fields, rule;
+    bool domain;
+  } cases[] = {
+      {"", "rows_per_block", false},
+      {R"("block": 256, "rows_per_block": 2, "launch_rows_per_block": 1)",
+       "launch_rows_per_block", false},
+      {R"("block": 256, "rows_per_block": 8, "launch_rows_per_block": 4,
+          "domain_range": {"min": 520, "max": 1024, "chunk_elements": 8})",
+       "domain_range", true},
+      {R"("block": 512, "rows_per_block": 1,
+          "launch_threads": {"chunks": 4, "chunk_elements": 8})",
+       "launch_threads", true},
+      {R"("block": 1024, "rows_per_block": 1,
+          "launch_threads": {"chunks": 0, "chunk_elements": 8})",
+       "launch_threads_rows", true},
+      {R"("block": 256, "rows_per_block": 1,
+          "launch_threads": {"chunks": 1, "chunk_elements": 8})",
+       "launch_threads_rows", true},
+      // A domain range over one row a block launches its rows per block.
+      {R"("block": 128, "rows_per_block": 1,
+          "domain_range": {"min": 520, "max": 1024, "chunk_elements": 8})",
+       "rows_per_block", true},
+  };
+  for (const Case &c : cases) {
+    std::string spec = RmsnormSpec;
+    if (c.domain)
+      spec = replaced(spec, R"("dims": {},)", R"("dims": {},)" + domain);
+    if (!c.fields.empty())
+      spec = replaced(spec, R"("block": 128, "rows_per_block": 1)", c.fields);
+    Spec s;
+    std::string err;
+    ASSERT_TRUE(parseSpec(spec, s, err)) << err;
+    EXPECT_STREQ(launchRuleName(launchRule(s.variants[0])), c.rule.c_str())
+        << c.fields;
+    std::string named = replaced(spec, R"("entry": "rmsnorm_bf16_v8",)",
+                                 R"("entry": "rmsnorm_bf16_v8", "launch": )"
+                                 R"({"rule": ")" +
+                                     c.rule + R"("},)");
+    auto [st, msg] = create(named);
+    EXPECT_EQ(st, KGEN_OK) << c.rule << ": " << msg;
+    std::string wrong =
+        c.rule == "launch_threads" ? "rows_per_block" : "launch_threads";
+    expectInvalid(replaced(named, "\"" + c.rule + "\"}", "\"" + wrong + "\"}"),
+                  "variants[0] ('rmsnorm_bf16_v8').launch: rule '" + wrong +
+                      "' is not the one the variant's fields give ('" + c.rule +
+                      "')");
+  }
+  expectInvalid(firstVariantWith(R"("launch": "rows_per_block")"),
+                "'launch' must be an object, not a string");
+  expectInvalid(firstVariantWith(R"("launch": {})"),
+                "launch: missing required key 'rule'");
+}
+
+TEST(Spec, KeepsTheCluster) {
+  Spec s;
+  std::string err;
+  ASSERT_TRUE(
+      parseSpec(firstVariantWith(R"("tiles": 4, "cluster": 4)"), s, err))
+      << err;
+  EXPECT_TRUE(s.variants[0].cluster);
+  EXPECT_EQ(s.variants[0].tiles, 4);
+  EXPECT_FALSE(s.variants[1].cluster);
+  ASSERT_TRUE(parseSpec(firstVariantWith(R"("tiles": 4)"), s, err)) << err;
+  EXPECT_FALSE(s.variants[0].cluster) << "tiles alone are separate blocks";
 }
 
 TEST(KernelCreate, RequiresEntriesInThePtx) {
@@ -252,9 +391,9 @@ TEST(KernelCreate, RejectsBadCalls) {
 TEST(KernelCreate, AcceptsTrailingNuls) {
   // sizeof() of a string literal counts its NUL.
   static const char ptx[] = ".entry a(){ret;}";
-  static const char spec[] = R"({"kgen_spec":1,"op":"a","dtype":"f32",
+  static const char spec[] = R"({"kgen_spec":2,"op":"a","dtype":"f32",
     "arch":"sm_80","hash":"0","params":[],
-    "variants":[{"entry":"a","block":1,"abi":["rows"]}]})";
+    "variants":[{"entry":"a","block":1,"abi":[{"slot": "rows", "type": "i64"}]}]})";
   kgen::rt::Kernel k;
   EXPECT_EQ(k.create(std::string_view(ptx, sizeof(ptx)),
                      std::string_view(spec, sizeof(spec))),

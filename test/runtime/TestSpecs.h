@@ -15,7 +15,7 @@ using namespace ::kgen::rt;
 
 /// The example of the spec format: rmsnorm on bf16, hidden dynamic.
 inline const char *const RmsnormSpec = R"json({
-  "kgen_spec": 1,
+  "kgen_spec": 2,
   "op": "rmsnorm", "dtype": "bf16", "arch": "sm_90",
   "hash": "9f2cab01",
   "dims": {},
@@ -30,12 +30,37 @@ inline const char *const RmsnormSpec = R"json({
     {"entry": "rmsnorm_bf16_v8", "block": 128, "rows_per_block": 1, "shared_bytes": 0,
      "tensor_align": {"x": 16, "weight": 16, "y": 16},
      "dim_multiple": {"hidden": 8},
-     "abi": ["ptr:x", "ptr:weight", "ptr:y", "stride:x", "stride:y", "scalar:eps", "dim:hidden", "rows"]},
+     "abi": [{"slot": "ptr", "param": "x", "type": "u64"},
+             {"slot": "ptr", "param": "weight", "type": "u64"},
+             {"slot": "ptr", "param": "y", "type": "u64"},
+             {"slot": "stride", "param": "x", "type": "i64"},
+             {"slot": "stride", "param": "y", "type": "i64"},
+             {"slot": "scalar", "param": "eps", "type": "f32"},
+             {"slot": "dim", "param": "hidden", "type": "i64"},
+             {"slot": "rows", "type": "i64"}]},
     {"entry": "rmsnorm_bf16_v1", "block": 128, "rows_per_block": 1, "shared_bytes": 0,
      "tensor_align": {}, "dim_multiple": {},
-     "abi": ["ptr:x", "ptr:weight", "ptr:y", "stride:x", "stride:y", "scalar:eps", "dim:hidden", "rows"]}
+     "abi": [{"slot": "ptr", "param": "x", "type": "u64"},
+             {"slot": "ptr", "param": "weight", "type": "u64"},
+             {"slot": "ptr", "param": "y", "type": "u64"},
+             {"slot": "stride", "param": "x", "type": "i64"},
+             {"slot": "stride", "param": "y", "type": "i64"},
+             {"slot": "scalar", "param": "eps", "type": "f32"},
+             {"slot": "dim", "param": "hidden", "type": "i64"},
+             {"slot": "rows", "type": "i64"}]}
   ]
 })json";
+
+/// The "abi" of RmsnormSpec's variants, for specs built from it.
+inline const char *const RmsnormAbi =
+    R"json([{"slot": "ptr", "param": "x", "type": "u64"},
+            {"slot": "ptr", "param": "weight", "type": "u64"},
+            {"slot": "ptr", "param": "y", "type": "u64"},
+            {"slot": "stride", "param": "x", "type": "i64"},
+            {"slot": "stride", "param": "y", "type": "i64"},
+            {"slot": "scalar", "param": "eps", "type": "f32"},
+            {"slot": "dim", "param": "hidden", "type": "i64"},
+            {"slot": "rows", "type": "i64"}])json";
 
 /// Only the entry declarations matter to code that does not reach a GPU.
 inline const char *const RmsnormPtx = R"ptx(.version 7.0
