@@ -129,6 +129,29 @@ else
   echo "RESULT: GPU tests passed"
 fi
 
+# Generated launchers (scripts/prepare-gpu.sh): first launch of a cubin and
+# of PTX (JIT cache off, then on), host cost per launch against a bare
+# cuLaunchKernel, and examples/ (a user's op against the interpreter; C, C++
+# and Rust programs), each of which must pass.
+if [ -x "$dir/kgen-aot-bench" ]; then
+  echo "== generated launchers"
+  CUDA_CACHE_DISABLE=1 "$dir/kgen-aot-bench" > "$out/aot-bench-cold.txt" 2>&1
+  "$dir/kgen-aot-bench" > "$out/aot-bench.txt" 2>&1
+  grep -h "first launch" "$out/aot-bench-cold.txt" | sed 's/^/cold JIT cache: /'
+  cat "$out/aot-bench.txt"
+  for ex in "$dir"/examples/*; do
+    if LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$ex" \
+         > "$out/example-$(basename "$ex").txt" 2>&1; then
+      echo "example $(basename "$ex"): passed"
+      grep -E 'ok|max' "$out/example-$(basename "$ex").txt" | sed 's/^/  /'
+    else
+      echo "example $(basename "$ex"): FAILED"
+      tail -n 5 "$out/example-$(basename "$ex").txt"
+      trc=1
+    fi
+  done
+fi
+
 echo "== kgen-bench"
 timeout -k 10 "${KGEN_BENCH_TIMEOUT:-100}" "$bench" "$dir/kernels" "$out" > "$out/bench.txt" 2>&1
 brc=$?

@@ -31,7 +31,8 @@ if [ -n "${KGEN_BIN:-}" ]; then
   ninja -C "$build" -j"$jobs" kgen-gpu-tests kgen-bench kgen_runtime_shared
 else
   kgen="$build/tools/kgen/kgen"
-  ninja -C "$build" -j"$jobs" kgen kgen-gpu-tests kgen-bench kgen_runtime_shared
+  ninja -C "$build" -j"$jobs" kgen kgen-gpu-tests kgen-bench kgen-aot-bench \
+    kgen_runtime_shared
 fi
 
 out="$build/gpu"
@@ -50,6 +51,18 @@ tail -n 1 "$out/bundle.log"
 # (test/gpu/Fp8Test.cpp, run by bench/gpu_check.sh).
 "$kgen" bundle -o "$out/kernels-sm80" --archs sm_80 --ops rmsnorm_quant_static \
   --dtypes bf16 --lengths 0 > /dev/null
+# Generated launchers (kgen aot): their bench, and examples/ built against
+# the installed package (the programs, with the runtime beside them).
+if [ -z "${KGEN_BIN:-}" ]; then
+  cp "$build/bench/kgen-aot-bench" "$out/"
+  KGEN_EXAMPLES_KEEP="$build/examples-work" bash "$root/scripts/examples.sh" \
+    "$build" > "$out/examples-build.log"
+  mkdir -p "$out/examples"
+  cp "$build/examples-work/examples/rmsnorm_c" \
+    "$build/examples-work/examples/softcap_check" "$out/examples/"
+  cp "$build/examples-work/rust/release/kgen-rust-example" "$out/examples/" \
+    2>/dev/null || true
+fi
 cp "$build/test/gpu/kgen-gpu-tests" "$build/bench/kgen-bench" \
   "$root/bench/gpu_check.sh" "$root/bench/build_on_device.sh" \
   "$root/bench/torch_check.sh" "$build/runtime/libkgen_runtime.so" "$out/"
@@ -74,10 +87,15 @@ mkdir -p "$out/deps/googletest"
 cp -r /usr/src/googletest/googletest/src /usr/src/googletest/googletest/include \
   "$out/deps/googletest/"
 strip "$out/kgen-gpu-tests" "$out/kgen-bench"
+[ -f "$out/kgen-aot-bench" ] && strip "$out/kgen-aot-bench"
 strip --strip-unneeded "$out/libkgen_runtime.so"
+# Programs linked with it (examples/) ask for its SONAME.
+soname="$(objdump -p "$out/libkgen_runtime.so" | awk '/SONAME/ {print $2}')"
+cp "$out/libkgen_runtime.so" "$out/$soname"
 
 # The GPU machine has glibc and little else: no shared libraries beyond it.
-for exe in kgen-gpu-tests kgen-bench libkgen_runtime.so; do
+for exe in kgen-gpu-tests kgen-bench libkgen_runtime.so \
+  $(cd "$out" && ls kgen-aot-bench 2>/dev/null); do
   extra="$(ldd "$out/$exe" | grep '=>' |
     grep -vE '/(libc|libm|libdl|libpthread|librt|ld-linux[^ ]*)\.so' || true)"
   if [ -n "$extra" ]; then
