@@ -41,15 +41,6 @@ Cache &cache() {
   return *c;
 }
 
-/// Context handles can be reused after cuCtxDestroy; the context id (CUDA
-/// 12+) cannot, so prefer it to keep stale modules from being picked up.
-uint64_t contextKey(const Driver &d, CUcontext ctx) {
-  unsigned long long id = 0;
-  if (d.ctxGetId && d.ctxGetId(ctx, &id) == CUDA_SUCCESS)
-    return id;
-  return reinterpret_cast<uintptr_t>(ctx);
-}
-
 std::string trimLog(const char *log) {
   std::string s(log, strnlen(log, LogSize));
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == 0))
@@ -101,6 +92,15 @@ kgen_status loadFunction(const Driver &d, CUmodule module,
 
 } // namespace
 
+// Context handles can be reused after cuCtxDestroy; the context id cannot,
+// so it keeps stale modules from being picked up.
+uint64_t contextKey(const Driver &d, CUcontext ctx) {
+  unsigned long long id = 0;
+  if (d.ctxGetId && d.ctxGetId(ctx, &id) == CUDA_SUCCESS)
+    return id;
+  return reinterpret_cast<uintptr_t>(ctx);
+}
+
 uint64_t hashText(std::string_view text) {
   uint64_t h = 1469598103934665603ull;
   for (unsigned char c : text) {
@@ -110,14 +110,14 @@ uint64_t hashText(std::string_view text) {
   return h;
 }
 
-kgen_status getFunction(const Driver &d, CUcontext ctx,
+kgen_status getFunction(const Driver &d, CUcontext ctx, uint64_t ctxKey,
                         const std::shared_ptr<const std::string> &image,
                         uint64_t imageHash, const Variant &variant,
                         CUfunction &out, int &multiprocessors,
                         std::string &err) {
   Cache &c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
-  auto &bucket = c.modules[{imageHash, contextKey(d, ctx)}];
+  auto &bucket = c.modules[{imageHash, ctxKey}];
   Module *module = nullptr;
   for (auto &m : bucket)
     if (m->image == image || *m->image == *image)
@@ -175,10 +175,9 @@ kgen_status getFunction(const Driver &d, CUcontext ctx,
   return KGEN_OK;
 }
 
-kgen_status contextArch(const Driver &d, CUcontext ctx, int &sm,
+kgen_status contextArch(const Driver &d, uint64_t key, int &sm,
                         std::string &err) {
   Cache &c = cache();
-  uint64_t key = contextKey(d, ctx);
   std::lock_guard<std::mutex> lock(c.mutex);
   auto it = c.archs.find(key);
   if (it != c.archs.end()) {

@@ -244,7 +244,10 @@ kgen_status launch(const kgen_kernel *kernel, const kgen_arg *args,
     return fail(KGEN_ERROR_INVALID_ARGUMENT, "kgen: kernel is NULL");
   // Arguments are checked against the first image before anything else, and
   // again against the image the device takes where that is another one.
-  BoundArgs bound;
+  // The scratch is per thread: a launch allocates nothing once warm.
+  thread_local BoundArgs bound;
+  thread_local std::vector<uint64_t> storage;
+  thread_local std::vector<void *> params;
   std::string err;
   if (kgen_status st = bindArgs(kernel->spec(), args, nargs, rows, bound, err))
     return fail(st, std::move(err));
@@ -266,11 +269,12 @@ kgen_status launch(const kgen_kernel *kernel, const kgen_arg *args,
                     "no CUDA context is current on this thread; make one "
                     "current first (e.g. with kgen_device_open)");
 
+  uint64_t ctxKey = contextKey(*d, ctx);
   const KernelImage *image = &kernel->images.front();
   bool useCubin = false;
   if (kernel->images.size() > 1 || image->cubin) {
     int sm = 0;
-    if (kgen_status ast = contextArch(*d, ctx, sm, err))
+    if (kgen_status ast = contextArch(*d, ctxKey, sm, err))
       return fail(ast, prefix() + err);
     image = pickImage(*kernel, sm, useCubin);
     if (!image)
@@ -287,14 +291,12 @@ kgen_status launch(const kgen_kernel *kernel, const kgen_arg *args,
   CUfunction fn;
   int multiprocessors;
   if (kgen_status fst =
-          getFunction(*d, ctx, useCubin ? image->cubin : image->ptx,
+          getFunction(*d, ctx, ctxKey, useCubin ? image->cubin : image->ptx,
                       useCubin ? image->cubinHash : image->ptxHash, variant, fn,
                       multiprocessors, err))
     return fail(fst, prefix() + err);
   placeRows(spec, bound, multiprocessors);
 
-  std::vector<uint64_t> storage;
-  std::vector<void *> params;
   packAbi(spec, variant, bound, storage, params);
   if (spec.gridDependency && d->launchKernelEx && gridDependencyEnabled()) {
     // A programmatic dependent of the kernel before it on the stream: its

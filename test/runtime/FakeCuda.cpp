@@ -60,9 +60,19 @@ CUresult cuDeviceGet(CUdevice *d, int ordinal) {
 }
 
 CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute attr, CUdevice) {
-  *v = attr == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
-           ? state().multiprocessors
-           : 0;
+  switch (attr) {
+  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+    *v = state().multiprocessors;
+    break;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+    *v = state().computeCapability / 10;
+    break;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+    *v = state().computeCapability % 10;
+    break;
+  default:
+    *v = 0;
+  }
   return ok();
 }
 
@@ -108,6 +118,18 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
   }
   std::lock_guard<std::mutex> lock(state().mutex);
   ++state().moduleLoads;
+  const char *text = static_cast<const char *>(image);
+  if (std::strncmp(text,
+                   "\x7f"
+                   "ELF",
+                   4) == 0) {
+    state().loadedImages.push_back(std::string("cubin:") + (text + 4));
+  } else {
+    const char *mark = std::strstr(text, "// image ");
+    std::string word = mark ? std::string(mark + 9) : std::string();
+    state().loadedImages.push_back("ptx:" +
+                                   word.substr(0, word.find_first_of(" \n")));
+  }
   *module = reinterpret_cast<CUmodule>(uintptr_t(state().moduleLoads));
   return ok();
 }

@@ -32,12 +32,16 @@ struct FakeCudaState {
   // Knobs.
   int deviceCount = 1;
   int maxThreadsPerBlock = 1024;
-  int multiprocessors = 0; // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
-  int launchResult = 0;    // CUresult cuLaunchKernel returns
-  size_t paramSlots = 0;   // params cuLaunchKernel records
+  int multiprocessors = 0;    // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+  int launchResult = 0;       // CUresult cuLaunchKernel returns
+  int computeCapability = 90; // major * 10 + minor of every device
+  size_t paramSlots = 0;      // params cuLaunchKernel records
   // Records.
   int retains = 0;
   int moduleLoads = 0;
+  /// Per module load: "cubin:<bytes after the ELF magic>" or
+  /// "ptx:<the word after a '// image ' comment>".
+  std::vector<std::string> loadedImages;
   std::vector<std::string> functions; // CUfunction i+1 is functions[i]
   std::vector<std::pair<std::string, int>> sharedAttributes;
   std::vector<FakeLaunch> launches;
@@ -48,6 +52,8 @@ struct FakeCudaState {
     maxThreadsPerBlock = 1024;
     multiprocessors = 0;
     launchResult = 0;
+    computeCapability = 90;
+    loadedImages.clear();
     paramSlots = 0;
     moduleLoads = 0;
     sharedAttributes.clear();

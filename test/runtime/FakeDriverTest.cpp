@@ -26,6 +26,7 @@ using ::testing::HasSubstr;
 namespace {
 
 FakeCudaState *fake = nullptr;
+decltype(&cuCtxSetCurrent) fakeSetCurrent = nullptr;
 
 uint64_t bits(float f) {
   uint32_t u;
@@ -354,6 +355,162 @@ TEST_F(FakeDriver, InternalApiFallsBackToOldEventSymbol) {
             "cuFoo failed: CUDA_ERROR_INVALID_VALUE");
 }
 
+/// RmsnormSpec for `arch`: its PTX marked "// image ARCH", and with `cubin`
+/// a stand-in cubin, the ELF magic and the arch.
+struct TestImage {
+  std::string ptx, spec, cubin;
+  TestImage(const std::string &arch, bool withCubin, const std::string &tag)
+      : ptx(std::string(RmsnormPtx) + "// image " + arch + " " + tag + "\n"),
+        spec(replaced(RmsnormSpec, R"("arch": "sm_90")",
+                      R"("arch": ")" + arch + "\"")),
+        cubin(withCubin ? "\x7f"
+                          "ELF" +
+                              arch
+                        : "") {}
+  kgen_image view() const {
+    return {ptx.data(),
+            ptx.size(),
+            spec.data(),
+            spec.size(),
+            cubin.empty() ? nullptr : cubin.data(),
+            cubin.size()};
+  }
+};
+
+/// Launches one row of `k` on a fresh context of a device of compute
+/// capability `sm`; returns the image the fake loaded ("" if none).
+std::string launchOn(kgen_kernel *k, int sm, kgen_status &st) {
+  static uintptr_t next = 0xE000;
+  fake->computeCapability = sm;
+  fakeSetCurrent(reinterpret_cast<CUcontext>(next++));
+  size_t loads = fake->loadedImages.size();
+  RmsnormArgs a;
+  st = kgen_launch(k, a.args, 5, 1, nullptr);
+  std::string image =
+      fake->loadedImages.size() > loads ? fake->loadedImages.back() : "";
+  fakeSetCurrent(static_cast<CUcontext>(FakeContext));
+  return image;
+}
+
+TEST_F(FakeDriver, EachDeviceTakesTheImageOfItsArch) {
+  TestImage sm80("sm_80", true, "a"), sm90("sm_90", true, "a");
+  kgen_image images[] = {sm80.view(), sm90.view()};
+  kgen_kernel *k = nullptr;
+  ASSERT_EQ(kgen_kernel_create_images(images, 2, &k), KGEN_OK)
+      << kgen_last_error();
+  kgen_status st;
+  EXPECT_EQ(launchOn(k, 90, st), "cubin:sm_90");
+  EXPECT_EQ(launchOn(k, 86, st), "cubin:sm_80") << "same major, older minor";
+  EXPECT_EQ(launchOn(k, 89, st), "cubin:sm_80");
+  EXPECT_EQ(launchOn(k, 100, st), "ptx:sm_90") << "newer major: the JIT";
+  EXPECT_EQ(st, KGEN_OK);
+  EXPECT_EQ(launchOn(k, 75, st), "");
+  EXPECT_EQ(st, KGEN_ERROR_NO_DEVICE);
+  EXPECT_THAT(kgen_last_error(),
+              HasSubstr("no image runs on this device (sm_75); built for "
+                        "sm_80, sm_90"));
+  kgen_kernel_destroy(k);
+}
+
+TEST_F(FakeDriver, AnArchSpecificImageRunsOnItsArchOnly) {
+  TestImage sm90("sm_90", false, "b"), sm90a("sm_90a", true, "b");
+  kgen_image images[] = {sm90.view(), sm90a.view()};
+  kgen_kernel *k = nullptr;
+  ASSERT_EQ(kgen_kernel_create_images(images, 2, &k), KGEN_OK)
+      << kgen_last_error();
+  kgen_status st;
+  EXPECT_EQ(launchOn(k, 90, st), "cubin:sm_90a");
+  EXPECT_EQ(launchOn(k, 100, st), "ptx:sm_90");
+  EXPECT_EQ(st, KGEN_OK);
+  kgen_kernel_destroy(k);
+}
+
+TEST_F(FakeDriver, OneImageWithoutACubinIsThePtxPath) {
+  TestImage sm90("sm_90", false, "c");
+  kgen_image image = sm90.view();
+  kgen_kernel *k = nullptr;
+  ASSERT_EQ(kgen_kernel_create_images(&image, 1, &k), KGEN_OK);
+  kgen_status st;
+  EXPECT_EQ(launchOn(k, 120, st), "ptx:sm_90");
+  EXPECT_EQ(st, KGEN_OK);
+  kgen_kernel_destroy(k);
+}
+
+TEST(KernelImages, EveryImageIsChecked) {
+  TestImage sm80("sm_80", true, "d"), sm90("sm_90", true, "d");
+  kgen_kernel *k = nullptr;
+  EXPECT_EQ(kgen_kernel_create_images(nullptr, 0, &k),
+            KGEN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(kgen_last_error(), HasSubstr("at least one image"));
+
+  kgen_image twice[] = {sm90.view(), sm90.view()};
+  EXPECT_EQ(kgen_kernel_create_images(twice, 2, &k),
+            KGEN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(kgen_last_error(),
+              HasSubstr("images 0 and 1 are both for sm_90"));
+
+  TestImage other = sm80;
+  other.spec = replaced(other.spec, R"("dtype": "bf16", "arch")",
+                        R"("dtype": "f16", "arch")");
+  kgen_image mixed[] = {sm90.view(), other.view()};
+  EXPECT_EQ(kgen_kernel_create_images(mixed, 2, &k),
+            KGEN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(kgen_last_error(),
+              HasSubstr("image 1: rmsnorm_f16 (sm_80) is not the same kernel "
+                        "as image 0, rmsnorm_bf16 (sm_90)"));
+
+  TestImage notElf = sm90;
+  notElf.cubin = "// PTX where a cubin goes";
+  kgen_image bad = notElf.view();
+  EXPECT_EQ(kgen_kernel_create_images(&bad, 1, &k),
+            KGEN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(kgen_last_error(), HasSubstr("the cubin is not an ELF image"));
+
+  TestImage badArch = sm90;
+  badArch.spec =
+      replaced(badArch.spec, R"("arch": "sm_90")", R"("arch": "compute_90")");
+  kgen_image arch = badArch.view();
+  EXPECT_EQ(kgen_kernel_create_images(&arch, 1, &k), KGEN_ERROR_INVALID_SPEC);
+  EXPECT_THAT(kgen_last_error(),
+              HasSubstr("arch 'compute_90' is not of the form sm_XY"));
+  EXPECT_EQ(k, nullptr);
+}
+
+TEST(KernelImages, CreateOnceGivesEveryThreadTheSameKernel) {
+  TestImage sm90("sm_90", true, "e");
+  kgen_image image = sm90.view();
+  static kgen_kernel *slot = nullptr;
+  std::vector<kgen_kernel *> got(8, nullptr);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < got.size(); ++t)
+    threads.emplace_back([&, t] {
+      EXPECT_EQ(kgen_kernel_create_once(&slot, &image, 1, &got[t]), KGEN_OK);
+    });
+  for (std::thread &t : threads)
+    t.join();
+  ASSERT_NE(slot, nullptr);
+  for (kgen_kernel *k : got)
+    EXPECT_EQ(k, slot);
+  // A bad image fails every call and leaves the slot empty.
+  static kgen_kernel *empty = nullptr;
+  kgen_kernel *k = nullptr;
+  TestImage broken = sm90;
+  broken.spec = "{}";
+  kgen_image bad = broken.view();
+  EXPECT_EQ(kgen_kernel_create_once(&empty, &bad, 1, &k),
+            KGEN_ERROR_INVALID_SPEC);
+  EXPECT_EQ(empty, nullptr);
+  EXPECT_EQ(kgen_kernel_create_once(nullptr, &image, 1, &k),
+            KGEN_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(KernelImages, SetErrorIsWhatLastErrorSays) {
+  EXPECT_EQ(kgen_set_error(KGEN_ERROR_INVALID_ARGUMENT, "lib: no kernel"),
+            KGEN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(kgen_last_error(), "lib: no kernel");
+  EXPECT_STRNE(kgen_runtime_version(), "");
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -371,5 +528,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   fake = get();
+  fakeSetCurrent = reinterpret_cast<decltype(&cuCtxSetCurrent)>(
+      dlsym(lib, "cuCtxSetCurrent"));
   return RUN_ALL_TESTS();
 }
