@@ -6,7 +6,9 @@
 //                 less a later call and synchronize, per library;
 //   host cost     the host time of one launch call, for a bare
 //                 cuLaunchKernel(Ex) of the same function with packed
-//                 parameters, kgen_launch, and the generated launchers.
+//                 parameters (plain, and with the programmatic-dependent
+//                 attribute kgen_launch sets), kgen_launch, and the
+//                 generated launchers.
 // Prints a table; exits 77 without a GPU. Run it once with
 // CUDA_CACHE_DISABLE=1 for a cold JIT (bench/gpu_check.sh does both).
 //
@@ -21,6 +23,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <vector>
 
 namespace {
@@ -40,6 +43,8 @@ struct Driver {
   decltype(&cuCtxSynchronize) ctxSynchronize;
   decltype(&cuMemAlloc) memAlloc;
   decltype(&cuMemsetD8) memsetD8;
+  decltype(&cuCtxGetCurrent) ctxGetCurrent;
+  decltype(&cuCtxGetId) ctxGetId;
 
   bool open() {
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -55,7 +60,8 @@ struct Driver {
            sym(launchKernel, "cuLaunchKernel") &&
            sym(launchKernelEx, "cuLaunchKernelEx") &&
            sym(ctxSynchronize, "cuCtxSynchronize") &&
-           sym(memAlloc, "cuMemAlloc_v2") && sym(memsetD8, "cuMemsetD8_v2");
+           sym(memAlloc, "cuMemAlloc_v2") && sym(memsetD8, "cuMemsetD8_v2") &&
+           sym(ctxGetCurrent, "cuCtxGetCurrent") && sym(ctxGetId, "cuCtxGetId");
   }
 };
 
@@ -65,22 +71,28 @@ bool check(kgen_status st, const char *what) {
   return st == KGEN_OK;
 }
 
-/// Host microseconds per call of `launch`: the median over rounds of the
-/// calls' mean, each round `perRound` calls and then a synchronize (so the
-/// queue never fills).
-template <typename Launch>
-double hostMicros(const Driver &d, Launch &&launch, int rounds = 41,
-                  int perRound = 100) {
-  std::vector<double> means;
-  for (int r = 0; r < rounds; ++r) {
-    auto t0 = Clock::now();
-    for (int i = 0; i < perRound; ++i)
-      launch();
-    means.push_back(microsSince(t0) / perRound);
-    d.ctxSynchronize();
+/// Host microseconds per call of each launcher: per launcher the median
+/// over rounds of the mean of `perRound` calls (then a synchronize, so the
+/// queue never fills). Rounds visit the launchers in turn, so that a drift
+/// of the machine falls on all alike.
+std::vector<double>
+hostMicros(const Driver &d, const std::vector<std::function<void()>> &launchers,
+           int rounds = 61, int perRound = 100) {
+  std::vector<std::vector<double>> means(launchers.size());
+  for (int r = 0; r < rounds; ++r)
+    for (size_t l = 0; l < launchers.size(); ++l) {
+      auto t0 = Clock::now();
+      for (int i = 0; i < perRound; ++i)
+        launchers[l]();
+      means[l].push_back(microsSince(t0) / perRound);
+      d.ctxSynchronize();
+    }
+  std::vector<double> medians;
+  for (std::vector<double> &m : means) {
+    std::sort(m.begin(), m.end());
+    medians.push_back(m[m.size() / 2]);
   }
-  std::sort(means.begin(), means.end());
-  return means[means.size() / 2];
+  return medians;
 }
 
 } // namespace
@@ -175,22 +187,39 @@ int main() {
   lc.attrs = &attr;
   lc.numAttrs = cfg.grid_dependency ? 1 : 0;
 
-  double bare = hostMicros(d, [&] {
-    d.launchKernel(fn, cfg.grid[0], cfg.grid[1], cfg.grid[2], cfg.block[0],
-                   cfg.block[1], cfg.block[2], cfg.shared_bytes, nullptr,
-                   params, nullptr);
-  });
-  double bareEx =
-      hostMicros(d, [&] { d.launchKernelEx(&lc, fn, params, nullptr); });
-  double runtime =
-      hostMicros(d, [&] { kgen_launch(k, args, 4, rows, nullptr); });
-  double typed = hostMicros(d, [&] {
-    kgen_bench_aot_rmsnorm_bf16_hidden4096(xb, 0, wb, yb, 0, 1e-6f, rows,
-                                           nullptr);
-  });
-  double dispatch = hostMicros(d, [&] {
-    kgen_bench_aot_rmsnorm_bf16(xb, 0, wb, yb, 0, 1e-6f, hidden, rows, nullptr);
-  });
+  CUlaunchConfig plain = lc;
+  plain.numAttrs = 0;
+  CUcontext ctx = nullptr;
+  unsigned long long ctxId = 0;
+  const char *names[] = {"bare cuLaunchKernel",
+                         "bare cuLaunchKernelEx",
+                         "bare cuLaunchKernelEx + PDL attribute",
+                         "kgen_launch",
+                         "generated launcher",
+                         "generated dispatcher",
+                         "part: kgen_launch's argument checks (rows 0)",
+                         "part: cuCtxGetCurrent",
+                         "part: cuCtxGetId"};
+  static_assert(sizeof(names) / sizeof(*names) == 9);
+  std::vector<double> micros = hostMicros(
+      d, {[&] {
+            d.launchKernel(fn, cfg.grid[0], cfg.grid[1], cfg.grid[2],
+                           cfg.block[0], cfg.block[1], cfg.block[2],
+                           cfg.shared_bytes, nullptr, params, nullptr);
+          },
+          [&] { d.launchKernelEx(&plain, fn, params, nullptr); },
+          [&] { d.launchKernelEx(&lc, fn, params, nullptr); },
+          [&] { kgen_launch(k, args, 4, rows, nullptr); },
+          [&] {
+            kgen_bench_aot_rmsnorm_bf16_hidden4096(xb, 0, wb, yb, 0, 1e-6f,
+                                                   rows, nullptr);
+          },
+          [&] {
+            kgen_bench_aot_rmsnorm_bf16(xb, 0, wb, yb, 0, 1e-6f, hidden, rows,
+                                        nullptr);
+          },
+          [&] { kgen_launch(k, args, 4, 0, nullptr); },
+          [&] { d.ctxGetCurrent(&ctx); }, [&] { d.ctxGetId(ctx, &ctxId); }});
   d.ctxSynchronize();
 
   std::printf("aot bench: rmsnorm bf16 hidden 4096, %lld row(s), entry %s, "
@@ -201,11 +230,7 @@ int main() {
   std::printf("| first launch, PTX (JIT%s) | %.1f |\n",
               std::getenv("CUDA_CACHE_DISABLE") ? ", cache off" : "", ptxFirst);
   std::printf("| first launch, cubin | %.1f |\n", cubinFirst);
-  std::printf("| host per launch: bare cuLaunchKernel | %.3f |\n", bare);
-  std::printf("| host per launch: bare cuLaunchKernelEx (+PDL attr) | %.3f |\n",
-              bareEx);
-  std::printf("| host per launch: kgen_launch | %.3f |\n", runtime);
-  std::printf("| host per launch: generated launcher | %.3f |\n", typed);
-  std::printf("| host per launch: generated dispatcher | %.3f |\n", dispatch);
+  for (size_t i = 0; i < micros.size(); ++i)
+    std::printf("| host per launch: %s | %.3f |\n", names[i], micros[i]);
   return 0;
 }

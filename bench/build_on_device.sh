@@ -11,7 +11,7 @@ outdir="$(cd "$2" && pwd)"
 src="$dir/src"
 deps="$dir/deps"
 cuda_inc="${CUDA_HOME:-/usr/local/cuda}/include"
-export KGEN_FLAGS="-std=c++20 -O2 -DNDEBUG -DFMT_HEADER_ONLY -pthread -I$src -I$src/test/gpu -I$deps/fmt -I$deps/googletest/include -I$deps/googletest -I$cuda_inc"
+export KGEN_FLAGS="-std=c++20 -O2 -DNDEBUG -DFMT_HEADER_ONLY -DKGEN_VERSION=\"device-build\" -pthread -I$src -I$src/test/gpu -I$deps/fmt -I$deps/googletest/include -I$deps/googletest -I$cuda_inc"
 export KGEN_OBJ="$outdir/obj"
 ls "$src"/dsl/*.cpp "$src"/ops/*.cpp "$src"/runtime/*.cpp \
   "$src"/test/gpu/GpuCommon.cpp "$src"/test/gpu/*Test.cpp \

@@ -49,7 +49,7 @@ if [ "$(stat -c %s "$log")" -gt 12000000 ]; then
   { head -c 10000000 "$log"; echo; echo "[... truncated ...]"; tail -c 2000000 "$log"; } > "$log.cut"
   mv "$log.cut" "$log"
 fi
-grep -E '^\[kgen-gpu\] (kernels|WORKAROUND|GPU output checker|output checker)' "$log"
+grep -E '^\[kgen-gpu\] (kernels|generated launchers|GPU output checker|output checker)' "$log"
 echo "skipped shapes (too many bytes): $(grep -c '^\[kgen-gpu\] skip' "$log")"
 grep -E '^\[==========\] .* ran|^\[  PASSED  \]|^\[  SKIPPED \] [0-9]|^\[  FAILED  \] [0-9]' "$log"
 nfail=$(grep -oE '^\[  FAILED  \] [0-9]+ tests?' "$log" | grep -oE '[0-9]+' || echo "?")
@@ -129,27 +129,9 @@ else
   echo "RESULT: GPU tests passed"
 fi
 
-# Generated launchers (scripts/prepare-gpu.sh): first launch of a cubin and
-# of PTX (JIT cache off, then on), host cost per launch against a bare
-# cuLaunchKernel, and examples/ (a user's op against the interpreter; C, C++
-# and Rust programs), each of which must pass.
-if [ -x "$dir/kgen-aot-bench" ]; then
-  echo "== generated launchers"
-  CUDA_CACHE_DISABLE=1 "$dir/kgen-aot-bench" > "$out/aot-bench-cold.txt" 2>&1
-  "$dir/kgen-aot-bench" > "$out/aot-bench.txt" 2>&1
-  grep -h "first launch" "$out/aot-bench-cold.txt" | sed 's/^/cold JIT cache: /'
-  cat "$out/aot-bench.txt"
-  for ex in "$dir"/examples/*; do
-    if LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$ex" \
-         > "$out/example-$(basename "$ex").txt" 2>&1; then
-      echo "example $(basename "$ex"): passed"
-      grep -E 'ok|max' "$out/example-$(basename "$ex").txt" | sed 's/^/  /'
-    else
-      echo "example $(basename "$ex"): FAILED"
-      tail -n 5 "$out/example-$(basename "$ex").txt"
-      trc=1
-    fi
-  done
+# Generated launchers (bench/aot_check.sh), unless KGEN_GPU_CHECK_AOT=0.
+if [ "${KGEN_GPU_CHECK_AOT:-1}" != 0 ] && [ -x "$dir/kgen-aot-bench" ]; then
+  OUT="$out/aot" bash "$(dirname "$0")/aot_check.sh" "$dir" || trc=1
 fi
 
 echo "== kgen-bench"

@@ -23,9 +23,12 @@ jobs="${JOBS:-2}"
 archs="${KGEN_GPU_ARCHS:-sm_90}"
 lengths="${KGEN_GPU_LENGTHS:-0,1,7,32,100,1152,2048,3072,3584,4095,4096,8192,11008,14336,16384}"
 
-if [ ! -f "$build/build.ninja" ]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
-fi
+# (Without KGEN_BIN, kgen-gpu-tests launches what the `kgen aot` library of
+# every bundled op has through its generated launchers.)
+aot=ON
+[ -n "${KGEN_BIN:-}" ] && aot=OFF
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DKGEN_GPU_TEST_AOT="$aot" > /dev/null
 if [ -n "${KGEN_BIN:-}" ]; then
   kgen="$KGEN_BIN"
   ninja -C "$build" -j"$jobs" kgen-gpu-tests kgen-bench kgen_runtime_shared
@@ -64,7 +67,8 @@ if [ -z "${KGEN_BIN:-}" ]; then
     2>/dev/null || true
 fi
 cp "$build/test/gpu/kgen-gpu-tests" "$build/bench/kgen-bench" \
-  "$root/bench/gpu_check.sh" "$root/bench/build_on_device.sh" \
+  "$root/bench/gpu_check.sh" "$root/bench/aot_check.sh" \
+  "$root/bench/build_on_device.sh" \
   "$root/bench/torch_check.sh" "$build/runtime/libkgen_runtime.so" "$out/"
 # The PyTorch comparison (bench/torch_check.sh): the ctypes binding and bench.
 mkdir -p "$out/python"
@@ -87,7 +91,9 @@ mkdir -p "$out/deps/googletest"
 cp -r /usr/src/googletest/googletest/src /usr/src/googletest/googletest/include \
   "$out/deps/googletest/"
 strip "$out/kgen-gpu-tests" "$out/kgen-bench"
-[ -f "$out/kgen-aot-bench" ] && strip "$out/kgen-aot-bench"
+if [ -f "$out/kgen-aot-bench" ]; then
+  strip "$out/kgen-aot-bench" "$out"/examples/*
+fi
 strip --strip-unneeded "$out/libkgen_runtime.so"
 # Programs linked with it (examples/) ask for its SONAME.
 soname="$(objdump -p "$out/libkgen_runtime.so" | awk '/SONAME/ {print $2}')"

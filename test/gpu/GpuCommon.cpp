@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -144,10 +145,34 @@ RtKernel &RtKernel::operator=(RtKernel &&o) noexcept {
     maxRows = std::move(o.maxRows);
     domainRange = std::move(o.domainRange);
     schedule = std::move(o.schedule);
+    aot = o.aot;
     paramNames = std::move(o.paramNames);
     params = std::move(o.params);
   }
   return *this;
+}
+
+// Without a linked `kgen aot` library there is no generated launcher.
+__attribute__((weak)) AotLaunch findAotLaunch(const std::string &,
+                                              const std::string &, int64_t) {
+  return nullptr;
+}
+
+std::map<AotLaunch, int64_t> &aotLaunches() {
+  static std::map<AotLaunch, int64_t> counts;
+  return counts;
+}
+
+kgen_status launchKernel(const RtKernel &k, const kgen_arg *args, size_t nargs,
+                         int64_t rows, void *stream) {
+  if (!k.aot)
+    return kgen_launch(k.k, args, nargs, rows, stream);
+  {
+    static std::mutex mutex;
+    std::lock_guard<std::mutex> lock(mutex);
+    ++aotLaunches()[k.aot];
+  }
+  return k.aot(args, nargs, rows, stream);
 }
 
 RtKernel::~RtKernel() { kgen_kernel_destroy(k); }
@@ -166,6 +191,7 @@ bool loadKernel(const std::string &dir, const ManifestEntry &e, RtKernel &out,
                 std::string &err) {
   out = RtKernel();
   out.entry = e;
+  out.aot = findAotLaunch(e.op, e.dtype, e.length);
   out.op = findOp(e.op);
   if (!out.op) {
     err = e.name + ": unknown op '" + e.op + "'";

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,6 +51,10 @@ std::vector<std::string> ptxParamTypes(const std::string &ptx,
 /// The number of .param of `.entry NAME(` in PTX text; -1 if absent.
 int ptxParamCount(const std::string &ptx, const std::string &entry);
 
+/// The kgen_arg entry point of a generated launcher (`kgen aot`'s table).
+using AotLaunch = kgen_status (*)(const kgen_arg *args, size_t nargs,
+                                  int64_t rows, void *stream);
+
 /// A loaded kernel (C API), move-only.
 struct RtKernel {
   kgen_kernel *k = nullptr;
@@ -73,6 +78,10 @@ struct RtKernel {
   /// Per variant: the spec's domain_range, the row lengths it takes (0, 0
   /// without).
   std::vector<std::pair<int64_t, int64_t>> domainRange;
+  /// The generated launcher of the same op, dtype and length, where the
+  /// program links a `kgen aot` library (KGEN_GPU_TEST_AOT): launchKernel
+  /// launches through it.
+  AotLaunch aot = nullptr;
   std::vector<std::string> paramNames; ///< spec param order
   std::vector<kgen_param_info> params;
 
@@ -89,6 +98,17 @@ struct RtKernel {
 /// slots expectedAbi() gives, each of the type the PTX declares.
 bool loadKernel(const std::string &dir, const ManifestEntry &e, RtKernel &out,
                 std::string &err);
+
+/// The generated launcher of (op, dtype, length) in the `kgen aot` library
+/// linked into this program (test/gpu/AotLaunch.cpp), or nullptr.
+AotLaunch findAotLaunch(const std::string &op, const std::string &dtype,
+                        int64_t length);
+/// Launches `k` through its generated launcher where it has one (counted in
+/// aotLaunches()), else through kgen_launch.
+kgen_status launchKernel(const RtKernel &k, const kgen_arg *args, size_t nargs,
+                         int64_t rows, void *stream);
+/// Launches through each generated launcher so far.
+std::map<AotLaunch, int64_t> &aotLaunches();
 
 /// The held variant of `k` (`_vec_holdC`, `_vec_hold4_wide`) the runtime
 /// should pick for `rows` rows of `length` elements (aligned arguments

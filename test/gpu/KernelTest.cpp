@@ -776,7 +776,7 @@ void KernelGroupTest::runShape(const RtKernel *kernels[2], int64_t rows,
         r = d->memcpyDtoD(p.buf.ptr(), p.pristine.ptr(), p.buf.size());
       ASSERT_EQ(r, CUDA_SUCCESS) << d->errorText(r, "poison/restore");
     }
-    kgen_status st = kgen_launch(k->k, args.data(), args.size(), rows, nullptr);
+    kgen_status st = launchKernel(*k, args.data(), args.size(), rows, nullptr);
     if (st != KGEN_OK) {
       std::string msg = kgen_last_error();
       if (st == KGEN_ERROR_CUDA)

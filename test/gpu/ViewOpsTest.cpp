@@ -571,7 +571,7 @@ bool ViewOpTest::launch(const RtKernel &k, Case &c, int64_t domain,
     if (!cuOk(d->memcpyHtoD(b.dev.ptr(), b.init.data(), b.init.size()),
               "cuMemcpyHtoD"))
       return false;
-  kgen_status st = kgen_launch(k.k, args.data(), args.size(), c.rows, nullptr);
+  kgen_status st = launchKernel(k, args.data(), args.size(), c.rows, nullptr);
   if (st != KGEN_OK) {
     if (st == KGEN_ERROR_CUDA)
       contextBroken = what + c.what + ": " + kgen_last_error();
