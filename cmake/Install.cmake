@@ -65,6 +65,10 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/kgenConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/kgenConfig.cmake
         ${PROJECT_BINARY_DIR}/kgenConfigVersion.cmake
         cmake/KgenAddLibrary.cmake DESTINATION ${kgen_cmake_dir})
+# Relocatable: the prefix is found from the .pc file's own folder, so an
+# install with `cmake --install --prefix DIR` works too.
+file(RELATIVE_PATH KGEN_PC_TO_PREFIX
+     "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
 configure_file(cmake/kgen-runtime.pc.in
                ${PROJECT_BINARY_DIR}/kgen-runtime.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/kgen-runtime.pc

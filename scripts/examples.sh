@@ -50,6 +50,44 @@ else
   echo "examples: rust: skipped (no cargo)"
 fi
 
+# The runtime alone through pkg-config: the static library links from C
+# with no C++ flags.
+cat > "$work/version.c" <<'C'
+#include "runtime/kgen_runtime.h"
+#include <stdio.h>
+int main(void) { printf("kgen runtime %s\n", kgen_runtime_version()); return 0; }
+C
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+if cc "$work/version.c" -o "$work/version" $(pkg-config --cflags kgen-runtime) \
+     "$prefix/lib/libkgen_runtime.a" $(pkg-config --libs-only-other \
+     --static kgen-runtime) && "$work/version" | grep -q "kgen runtime"; then
+  echo "examples: C with pkg-config and the static runtime: linked and ran"
+else
+  echo "examples: the static runtime did not link from C" >&2
+  failed=1
+fi
+
+# A generated launcher takes pointers of its dtype only: C++ refuses a
+# float* for a bf16 tensor at compile time.
+cat > "$work/wrong_dtype.cpp" <<'CXX'
+#include "example_kernels.hpp"
+int main() {
+  float *x = nullptr;
+  return example_kernels_rmsnorm_bf16(x, 0, x, x, 0, 1e-6f, 4096, 1, nullptr);
+}
+CXX
+if ! LC_ALL=C c++ -std=c++17 -fsyntax-only -I"$work/examples/example_kernels" \
+     $(pkg-config --cflags kgen-runtime) "$work/wrong_dtype.cpp" \
+     > "$work/wrong_dtype.log" 2>&1 &&
+   grep -q "cannot convert 'float\*' to 'const kgen_bf16\*'" \
+     "$work/wrong_dtype.log"; then
+  echo "examples: a float* for a bf16 tensor: refused at compile time"
+else
+  echo "examples: a float* was not refused as a bf16 tensor:" >&2
+  cat "$work/wrong_dtype.log" >&2
+  failed=1
+fi
+
 # A misspelled arch in kgen_add_library stops the build with kgen's message.
 cmake -S "$root/examples" -B "$work/bad" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
   -DKGEN_EXAMPLE_ARCHS=sm_9 > /dev/null
@@ -61,6 +99,25 @@ elif grep -q "kgen: error: unknown arch 'sm_9'; supported:" "$work/bad.log"; the
 else
   echo "examples: a misspelled arch failed without kgen's message:" >&2
   cat "$work/bad.log" >&2
+  failed=1
+fi
+# So does a misspelled bundled op.
+sed 's/BUNDLED rmsnorm silu_and_mul/BUNDLED rmsnrom/' \
+  "$root/examples/CMakeLists.txt" > "$work/CMakeLists.txt"
+mkdir -p "$work/bad-op-src"
+cp -r "$root/examples/ops" "$root/examples/c" "$root/examples/cpp" \
+  "$work/bad-op-src/"
+mv "$work/CMakeLists.txt" "$work/bad-op-src/"
+cmake -S "$work/bad-op-src" -B "$work/bad-op" -G Ninja \
+  -DCMAKE_PREFIX_PATH="$prefix" > /dev/null
+if ! cmake --build "$work/bad-op" --target example_kernels \
+     > "$work/bad-op.log" 2>&1 &&
+   grep -q "kgen: error: --bundled: 'rmsnrom' is not an op that ships" \
+     "$work/bad-op.log"; then
+  echo "examples: misspelled op: refused with kgen's message"
+else
+  echo "examples: a misspelled op was not refused with kgen's message:" >&2
+  cat "$work/bad-op.log" >&2
   failed=1
 fi
 exit "$failed"
