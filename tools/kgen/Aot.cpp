@@ -27,7 +27,7 @@ bool isIdentifier(const std::string &s) {
   return llvm::all_of(s, [](char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
-/// C and C++ keywords a parameter name may not take as is.
+/// C and C++ keywords, and the launchers' own parameters (rows, stream).
 bool isKeyword(const std::string &s) {
   static const std::set<std::string> keywords = {
       "auto",     "bool",      "break",    "case",     "char",     "class",
@@ -43,10 +43,12 @@ bool isKeyword(const std::string &s) {
   return keywords.count(s) > 0;
 }
 
-/// A parameter's name in the generated C: a keyword (or rows, stream) gets
-/// a trailing '_'.
+/// A parameter's name in the generated C: a keyword, or a name of the
+/// launchers' locals (kgen_*), gets a trailing '_'.
 std::string cName(const std::string &param) {
-  return isKeyword(param) ? param + "_" : param;
+  bool reserved =
+      isKeyword(param) || llvm::StringRef(param).starts_with("kgen_");
+  return reserved ? param + "_" : param;
 }
 
 const char *elementType(kgen_dtype t) {
