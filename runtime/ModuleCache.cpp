@@ -25,6 +25,10 @@ struct Module {
   CUmodule module = nullptr;
   int multiprocessors = 0; // of the context's device
   std::map<std::string, Function> functions;
+  /// KGEN_ERROR_JIT: the driver refused the image here (kept, so that a
+  /// launch falling back from a cubin to PTX does not retry it each time).
+  kgen_status failure = KGEN_OK;
+  std::string failureText;
 };
 
 struct Cache {
@@ -135,10 +139,20 @@ kgen_status getFunction(const Driver &d, CUcontext ctx, uint64_t ctxKey,
       err = d.errorText(r, "the device's multiprocessor count");
       return KGEN_ERROR_CUDA;
     }
-    if (kgen_status st = loadModule(d, *image, fresh->module, err))
+    if (kgen_status st = loadModule(d, *image, fresh->module, err)) {
+      if (st == KGEN_ERROR_JIT) {
+        fresh->failure = st;
+        fresh->failureText = err;
+        bucket.push_back(std::move(fresh));
+      }
       return st;
+    }
     module = fresh.get();
     bucket.push_back(std::move(fresh));
+  }
+  if (module->failure) {
+    err = module->failureText;
+    return module->failure;
   }
 
   auto it = module->functions.find(variant.entry);

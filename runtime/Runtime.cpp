@@ -244,10 +244,7 @@ kgen_status launch(const kgen_kernel *kernel, const kgen_arg *args,
     return fail(KGEN_ERROR_INVALID_ARGUMENT, "kgen: kernel is NULL");
   // Arguments are checked against the first image before anything else, and
   // again against the image the device takes where that is another one.
-  // The scratch is per thread: a launch allocates nothing once warm.
-  thread_local BoundArgs bound;
-  thread_local std::vector<uint64_t> storage;
-  thread_local std::vector<void *> params;
+  BoundArgs bound;
   std::string err;
   if (kgen_status st = bindArgs(kernel->spec(), args, nargs, rows, bound, err))
     return fail(st, std::move(err));
@@ -290,13 +287,21 @@ kgen_status launch(const kgen_kernel *kernel, const kgen_arg *args,
   const Variant &variant = spec.variants[bound.variant];
   CUfunction fn;
   int multiprocessors;
-  if (kgen_status fst =
-          getFunction(*d, ctx, ctxKey, useCubin ? image->cubin : image->ptx,
-                      useCubin ? image->cubinHash : image->ptxHash, variant, fn,
-                      multiprocessors, err))
+  kgen_status fst =
+      getFunction(*d, ctx, ctxKey, useCubin ? image->cubin : image->ptx,
+                  useCubin ? image->cubinHash : image->ptxHash, variant, fn,
+                  multiprocessors, err);
+  // A cubin the driver refuses (one from a newer ptxas than the driver,
+  // say): the same image's PTX, which the driver compiles.
+  if (fst == KGEN_ERROR_JIT && useCubin)
+    fst = getFunction(*d, ctx, ctxKey, image->ptx, image->ptxHash, variant, fn,
+                      multiprocessors, err);
+  if (fst)
     return fail(fst, prefix() + err);
   placeRows(spec, bound, multiprocessors);
 
+  std::vector<uint64_t> storage;
+  std::vector<void *> params;
   packAbi(spec, variant, bound, storage, params);
   if (spec.gridDependency && d->launchKernelEx && gridDependencyEnabled()) {
     // A programmatic dependent of the kernel before it on the stream: its

@@ -141,11 +141,13 @@ typedef struct {
 } kgen_image;
 
 /* A kernel built for several archs (count >= 1, one image an arch, the same
- * op, dtype and params). Each launch takes the image for the device of the
- * current context: the cubin of its arch (or of an older minor of its major
- * version), else the PTX of the newest arch at or below it, which the driver
- * compiles once per context. The queries below (info, params, variants,
- * kgen_select_variant) describe the first image. */
+ * op, dtype and params). Each launch takes, for the device of the current
+ * context, the image of the newest arch at or below the device's (sm_XYa
+ * only on its own arch): its cubin where that runs there (the same major
+ * version), else its PTX, which the driver compiles once per context; a
+ * cubin the driver refuses falls back to the PTX. The queries below (info,
+ * params, variants, kgen_select_variant, kgen_launch_config_get) describe
+ * the first image: an engine of its own launcher makes a kernel per image. */
 KGEN_API kgen_status kgen_kernel_create_images(const kgen_image *images,
                                                size_t count, kgen_kernel **out);
 

@@ -377,12 +377,18 @@ struct TestImage {
   }
 };
 
+/// Makes a context the runtime has not seen current (the module cache and
+/// the device archs are kept per context).
+void makeFreshContextCurrent() {
+  static uintptr_t next = 0xE000;
+  fakeSetCurrent(reinterpret_cast<CUcontext>(next++));
+}
+
 /// Launches one row of `k` on a fresh context of a device of compute
 /// capability `sm`; returns the image the fake loaded ("" if none).
 std::string launchOn(kgen_kernel *k, int sm, kgen_status &st) {
-  static uintptr_t next = 0xE000;
   fake->computeCapability = sm;
-  fakeSetCurrent(reinterpret_cast<CUcontext>(next++));
+  makeFreshContextCurrent();
   size_t loads = fake->loadedImages.size();
   RmsnormArgs a;
   st = kgen_launch(k, a.args, 5, 1, nullptr);
@@ -422,6 +428,25 @@ TEST_F(FakeDriver, AnArchSpecificImageRunsOnItsArchOnly) {
   EXPECT_EQ(launchOn(k, 90, st), "cubin:sm_90a");
   EXPECT_EQ(launchOn(k, 100, st), "ptx:sm_90");
   EXPECT_EQ(st, KGEN_OK);
+  kgen_kernel_destroy(k);
+}
+
+TEST_F(FakeDriver, ARefusedCubinFallsBackToItsPtx) {
+  TestImage sm90("sm_90", true, "f");
+  sm90.cubin += " BROKEN"; // the fake refuses it as the driver would
+  kgen_image image = sm90.view();
+  kgen_kernel *k = nullptr;
+  ASSERT_EQ(kgen_kernel_create_images(&image, 1, &k), KGEN_OK);
+  makeFreshContextCurrent();
+  RmsnormArgs a;
+  EXPECT_EQ(kgen_launch(k, a.args, 5, 1, nullptr), KGEN_OK)
+      << kgen_last_error();
+  ASSERT_EQ(fake->loadedImages.size(), 1u);
+  EXPECT_EQ(fake->loadedImages[0], "ptx:sm_90");
+  // The refusal is remembered: the context's next launch loads nothing.
+  EXPECT_EQ(kgen_launch(k, a.args, 5, 1, nullptr), KGEN_OK);
+  EXPECT_EQ(fake->loadedImages.size(), 1u);
+  fakeSetCurrent(static_cast<CUcontext>(FakeContext));
   kgen_kernel_destroy(k);
 }
 
