@@ -13,7 +13,7 @@ out="${OUT:-$(mktemp -d -t kgen-aot-check.XXXXXX)}"
 mkdir -p "$out"
 rc=0
 echo "== generated launchers"
-KGEN_KERNEL_DIR="$dir/kernels" KGEN_GPU_TEST_ROWS=1,7 \
+KGEN_KERNEL_DIR="$dir/kernels" KGEN_GPU_TEST_ROWS=1,7 KGEN_GPU_TEST_AOT_ALL=1 \
   KGEN_GPU_TEST_LENGTHS=4096 timeout -k 10 300 "$dir/kgen-gpu-tests" \
   > "$out/aot-tests.txt" 2>&1 || rc=1
 grep -E '^\[kgen-gpu\] generated launchers|^\[  PASSED  \]|^\[  FAILED  \] [0-9]' \

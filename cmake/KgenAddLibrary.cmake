@@ -5,6 +5,8 @@
 #   [DTYPES bf16 f16 f32]     default: each op's dtypes
 #   [LENGTHS 0 4096 ...]      row lengths to specialize on; 0: the dynamic
 #                             kernel (the default)
+#   [CUDA_PATH dir]           the CUDA toolkit (libdevice, ptxas); default
+#                             KGEN_CUDA_PATH, as kgen was built with
 #   [CUBIN AUTO|ON|OFF]       embed ptxas's cubins: where ptxas is found
 #                             (AUTO, the default), always, never
 #   [RUNTIME SHARED|STATIC|NONE]) the kgen runtime linked (default SHARED;
@@ -17,11 +19,11 @@
 # build with the op file's line; a misspelled op, arch or dtype with the
 # generator's message.
 function(kgen_add_library name)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "RUNTIME;CUBIN"
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "RUNTIME;CUBIN;CUDA_PATH"
                         "OPS;BUNDLED;ARCHS;DTYPES;LENGTHS")
   set(usage "kgen_add_library(${name} OPS file.cpp... [BUNDLED op...] "
             "[ARCHS sm_XY...] [DTYPES f32|f16|bf16...] [LENGTHS n...] "
-            "[CUBIN AUTO|ON|OFF] [RUNTIME SHARED|STATIC|NONE])")
+            "[CUDA_PATH dir] [CUBIN AUTO|ON|OFF] [RUNTIME SHARED|STATIC|NONE])")
   string(JOIN "" usage ${usage})
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "kgen_add_library: unexpected arguments "
@@ -88,7 +90,16 @@ function(kgen_add_library name)
   endif()
   string(JOIN "," archs ${ARG_ARCHS})
   string(JOIN "," lengths ${ARG_LENGTHS})
-  list(APPEND args --archs=${archs} --lengths=${lengths} --cubin=${cubin})
+  if(NOT ARG_CUDA_PATH)
+    set(ARG_CUDA_PATH "${KGEN_CUDA_PATH}")
+  endif()
+  if(NOT EXISTS "${ARG_CUDA_PATH}/nvvm/libdevice")
+    message(FATAL_ERROR "kgen_add_library(${name}): no CUDA toolkit at "
+                        "'${ARG_CUDA_PATH}' (it needs nvvm/libdevice); pass "
+                        "CUDA_PATH or set KGEN_CUDA_PATH")
+  endif()
+  list(APPEND args --archs=${archs} --lengths=${lengths} --cubin=${cubin}
+       --cuda-path=${ARG_CUDA_PATH})
   if(ARG_DTYPES)
     string(JOIN "," dtypes ${ARG_DTYPES})
     list(APPEND args --dtypes=${dtypes})

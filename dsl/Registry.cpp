@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <deque>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace kgen {
 
@@ -40,8 +41,17 @@ bool OpDef::supportsDType(DType dt) const {
 Kernel OpDef::instantiate(DType dt, int64_t length,
                           std::map<std::string, int64_t> &dims) const {
   Kernel k = build(dt, length);
-  if (length &&
-      std::find(k.dims.begin(), k.dims.end(), mainDim) != k.dims.end())
+  bool hasDim =
+      std::find(k.dims.begin(), k.dims.end(), mainDim) != k.dims.end();
+  // Specializing on a dim the kernel lacks would build the dynamic kernel
+  // under a specialized name.
+  if (length && lengths.empty() && !hasDim)
+    throw UserError(loc, fmt::format("{}: error: op '{}' has no dim '{}' to "
+                                     "specialize on; name one of its dims "
+                                     "with .dim(...): {}",
+                                     loc.str(), name, mainDim,
+                                     fmt::join(k.dims, ", ")));
+  if (length && hasDim)
     dims[mainDim] = length;
   return k;
 }

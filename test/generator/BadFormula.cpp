@@ -21,3 +21,15 @@ KGEN_REGISTER_OP(broken)
     .summary("x * g over rows of other lengths")
     .dim("n")
     .kernel(broken);
+
+// Registered without .dim(...): its dim is "n", not the default "hidden", so
+// it cannot be specialized (the generator says so instead of building the
+// dynamic kernel under a specialized name).
+static Kernel noDim(DType dt) {
+  Builder b("nodim");
+  Len n = b.dim("n");
+  b.output("y", b.input("x", dt, n) * 2.0);
+  return b.build();
+}
+
+KGEN_REGISTER_OP(nodim).summary("x * 2").kernel(noDim); // NODIM-LINE

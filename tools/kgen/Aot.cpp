@@ -27,20 +27,115 @@ bool isIdentifier(const std::string &s) {
   return llvm::all_of(s, [](char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
-/// C and C++ keywords, and the launchers' own parameters (rows, stream).
+/// C and C++ keywords (with C++'s alternative tokens), and the launchers'
+/// own parameters (rows, stream).
 bool isKeyword(const std::string &s) {
-  static const std::set<std::string> keywords = {
-      "auto",     "bool",      "break",    "case",     "char",     "class",
-      "const",    "continue",  "default",  "delete",   "do",       "double",
-      "else",     "enum",      "explicit", "extern",   "false",    "float",
-      "for",      "friend",    "goto",     "if",       "inline",   "int",
-      "long",     "namespace", "new",      "operator", "private",  "protected",
-      "public",   "register",  "restrict", "return",   "short",    "signed",
-      "sizeof",   "static",    "struct",   "switch",   "template", "this",
-      "throw",    "true",      "try",      "typedef",  "typename", "union",
-      "unsigned", "using",     "virtual",  "void",     "volatile", "while",
-      "rows",     "stream"};
+  static const std::set<std::string> keywords = {"alignas",
+                                                 "alignof",
+                                                 "and",
+                                                 "and_eq",
+                                                 "asm",
+                                                 "auto",
+                                                 "bitand",
+                                                 "bitor",
+                                                 "bool",
+                                                 "break",
+                                                 "case",
+                                                 "catch",
+                                                 "char",
+                                                 "char8_t",
+                                                 "char16_t",
+                                                 "char32_t",
+                                                 "class",
+                                                 "compl",
+                                                 "concept",
+                                                 "const",
+                                                 "consteval",
+                                                 "constexpr",
+                                                 "constinit",
+                                                 "const_cast",
+                                                 "continue",
+                                                 "co_await",
+                                                 "co_return",
+                                                 "co_yield",
+                                                 "decltype",
+                                                 "default",
+                                                 "delete",
+                                                 "do",
+                                                 "double",
+                                                 "dynamic_cast",
+                                                 "else",
+                                                 "enum",
+                                                 "explicit",
+                                                 "export",
+                                                 "extern",
+                                                 "false",
+                                                 "float",
+                                                 "for",
+                                                 "friend",
+                                                 "goto",
+                                                 "if",
+                                                 "inline",
+                                                 "int",
+                                                 "long",
+                                                 "mutable",
+                                                 "namespace",
+                                                 "new",
+                                                 "noexcept",
+                                                 "not",
+                                                 "not_eq",
+                                                 "nullptr",
+                                                 "operator",
+                                                 "or",
+                                                 "or_eq",
+                                                 "private",
+                                                 "protected",
+                                                 "public",
+                                                 "register",
+                                                 "reinterpret_cast",
+                                                 "requires",
+                                                 "restrict",
+                                                 "return",
+                                                 "short",
+                                                 "signed",
+                                                 "sizeof",
+                                                 "static",
+                                                 "static_assert",
+                                                 "static_cast",
+                                                 "struct",
+                                                 "switch",
+                                                 "template",
+                                                 "this",
+                                                 "thread_local",
+                                                 "throw",
+                                                 "true",
+                                                 "try",
+                                                 "typedef",
+                                                 "typeid",
+                                                 "typename",
+                                                 "union",
+                                                 "unsigned",
+                                                 "using",
+                                                 "virtual",
+                                                 "void",
+                                                 "volatile",
+                                                 "wchar_t",
+                                                 "while",
+                                                 "xor",
+                                                 "xor_eq",
+                                                 "rows",
+                                                 "stream"};
   return keywords.count(s) > 0;
+}
+
+/// `text` on one line, safe inside a C or C++ comment.
+std::string commentText(std::string text) {
+  for (char &c : text)
+    if (c == '\n' || c == '\r' || c == '\\')
+      c = ' ';
+  for (size_t at; (at = text.find("*/")) != std::string::npos;)
+    text.replace(at, 2, "* /");
+  return text;
 }
 
 /// A parameter's name in the generated C: a keyword, or a name of the
@@ -101,13 +196,6 @@ std::string stringLiteral(const std::string &text) {
       out += char(c);
   }
   return out + "\"";
-}
-
-/// `text` safe inside a C comment.
-std::string commentText(std::string text) {
-  for (size_t at; (at = text.find("*/")) != std::string::npos;)
-    text.replace(at, 2, "* /");
-  return text;
 }
 
 std::string byteArray(const std::string &bytes) {
@@ -351,7 +439,7 @@ bool Writer::dispatchable(const std::vector<size_t> &group) {
 }
 
 std::string Writer::header() {
-  std::string guard = llvm::StringRef(o.name).upper() + "_H";
+  std::string guard = "KGEN_AOT_" + llvm::StringRef(o.name).upper() + "_H";
   std::string s = fmt::format(
       "/* {0}.h: kgen kernels, generated by `kgen aot`; do not edit.\n"
       " *\n"
@@ -359,9 +447,9 @@ std::string Writer::header() {
       " * stream) in the CUDA context current on the calling thread, after\n"
       " * the runtime's argument checks. A row stride is in elements; <= 0\n"
       " * means contiguous rows. On failure the message is kgen_last_error().\n"
-      " * NAME_kernel gives the kernel (for kgen_launch_config_get); "
-      "NAME_images\n"
-      " * its embedded images, one per arch (for a launcher of your own).\n"
+      " * NAME_kernel gives the kernel of all its images; NAME_images the\n"
+      " * images, one per arch (for a launcher of your own: "
+      "docs/launching.md).\n"
       " */\n"
       "#ifndef {1}\n#define {1}\n\n#include \"runtime/kgen_runtime.h\"\n\n"
       "#ifdef __cplusplus\nextern \"C\" {{\n#endif\n\n",
@@ -532,6 +620,14 @@ std::string Writer::source() {
           "    }}\n",
           n, llvm::join(sig.kinds, ", "), llvm::join(sig.dtypes, ", "),
           k.symbol);
+      // An i32 scalar is narrowed here: refuse what kgen_launch refuses.
+      for (size_t i = 0; i < n; ++i)
+        if (sig.kinds[i] == "KGEN_ARG_SCALAR" && sig.dtypes[i] == "KGEN_I32")
+          s += fmt::format(
+              "  if (a[{0}].i < INT32_MIN || a[{0}].i > INT32_MAX)\n    return "
+              "kgen_set_error(KGEN_ERROR_INVALID_ARGUMENT, \"{1}: argument "
+              "{0} does not fit in 32 bits\");\n",
+              i, k.symbol);
     } else {
       s += fmt::format("  if (n != 0)\n    return kgen_set_error("
                        "KGEN_ERROR_INVALID_ARGUMENT, \"{}: expected no "
@@ -555,7 +651,8 @@ std::string Writer::cxxHeader() {
       "// {0}.hpp: C++ overloads of {0}.h, generated by `kgen aot`; do not\n"
       "// edit. Each op takes any of its dtypes; failures return a\n"
       "// kgen_status, the message is kgen_last_error().\n"
-      "#ifndef {1}_HPP\n#define {1}_HPP\n\n#include \"{0}.h\"\n\n"
+      "#ifndef KGEN_AOT_{1}_HPP\n#define KGEN_AOT_{1}_HPP\n\n"
+      "#include \"{0}.h\"\n\n"
       "namespace {0} {{\n\n",
       o.name, llvm::StringRef(o.name).upper());
   std::set<std::string> seen;
@@ -577,10 +674,10 @@ std::string Writer::cxxHeader() {
       forward.push_back(p.rsplit(' ').second.ltrim('*').str());
     s += fmt::format("/// {}\ninline kgen_status {}({}) noexcept {{\n"
                      "  return ::{}({});\n}}\n\n",
-                     k.op->summary, k.op->name, cxxParams, name,
+                     commentText(k.op->summary), k.op->name, cxxParams, name,
                      llvm::join(forward, ", "));
   }
-  s += fmt::format("}} // namespace {}\n\n#endif // {}_HPP\n", o.name,
+  s += fmt::format("}} // namespace {}\n\n#endif // KGEN_AOT_{}_HPP\n", o.name,
                    llvm::StringRef(o.name).upper());
   return s;
 }
@@ -612,12 +709,21 @@ int emitAot(const AotOptions &o, const Selection &sel,
   }
 
   std::vector<std::string> cubins(jobs.size()), ptxasErrors(jobs.size());
+  // With --cubin=auto a ptxas that fails (one that lacks the arch, say)
+  // leaves that image PTX only; with --cubin=on it fails the library.
   compileJobs(jobs, base, codegen::Stage::Spec, threads, [&](Job &j) {
     size_t i = &j - jobs.data();
     if (!ptxas.empty() &&
-        !runPtxas(ptxas, j.arch, j.art.ptx, cubins[i], ptxasErrors[i]))
+        !runPtxas(ptxas, j.arch, j.art.ptx, cubins[i], ptxasErrors[i]) &&
+        o.cubin == CubinMode::On)
       j.ok = false, j.error = ptxasErrors[i];
   });
+  for (size_t i = 0; i < jobs.size(); ++i)
+    if (jobs[i].ok && !ptxasErrors[i].empty()) {
+      llvm::errs() << "kgen: note: " << jobs[i].name << ": no cubin, PTX only ("
+                   << ptxasErrors[i] << ")\n";
+      break;
+    }
   int failures = 0;
   for (const Job &j : jobs)
     if (!j.ok) {
@@ -652,6 +758,21 @@ int emitAot(const AotOptions &o, const Selection &sel,
                      std::tie(b.op->name, b.dtype, b.length);
             });
 
+  // Names the generated code declares must be C names, each once.
+  for (const LibKernel &k : kernels) {
+    if (isKeyword(k.op->name))
+      return fail(fmt::format("op '{}' is a C or C++ keyword: the generated "
+                              "C++ cannot name it; rename the op",
+                              k.op->name));
+    std::set<std::string> seen;
+    for (const std::string &n : signature(k.spec).names)
+      if (!seen.insert(n).second)
+        return fail(fmt::format("{}: two parameters of the launcher would be "
+                                "named '{}' (a tensor's row stride is "
+                                "NAME_stride); rename the op's tensor or "
+                                "param",
+                                k.symbol, n));
+  }
   Writer w(o, jobs, cubins, kernels);
   if (!makeFolder(o.dir) ||
       !writeFile(o.dir + "/" + o.name + ".h", w.header()) ||

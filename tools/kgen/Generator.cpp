@@ -13,6 +13,7 @@
 
 #include "Aot.h"
 #include "Bundle.h"
+#include "Jobs.h"
 
 #include "codegen/Pipeline/Pipeline.h"
 #include "dsl/Registry.h"
@@ -189,6 +190,8 @@ static int runEmit() {
     if (hidden < 1)
       return fail(
           fmt::format("--hidden must be >= 1, got {}", hidden.getValue()));
+    if (hidden > tools::kMaxSpecializedLength)
+      return fail(tools::tooLong(hidden));
     length = hidden;
   }
   if (!op->supportsLength(length))

@@ -27,6 +27,12 @@ std::string opNames() {
 
 } // namespace
 
+std::string tooLong(int64_t length) {
+  return fmt::format("length {} is past {}, the longest kgen specializes on; "
+                     "rows that long take the dynamic kernel (length 0)",
+                     length, kMaxSpecializedLength);
+}
+
 std::string lengthTag(const OpDef &op, int64_t length) {
   return length ? fmt::format("{}{}", op.mainDim, length) : "dyn";
 }
@@ -52,11 +58,20 @@ bool planJobs(const Selection &sel, std::vector<Job> &jobs, std::string &err) {
       err = fmt::format("lengths must be >= 0 (0 = dynamic), got {}", l);
       return false;
     }
+  for (int64_t l : sel.lengths)
+    if (l > kMaxSpecializedLength) {
+      err = tooLong(l);
+      return false;
+    }
+  std::vector<std::string> archs;
+  for (const std::string &a : sel.archs)
+    if (!contains(archs, a))
+      archs.push_back(a);
   std::vector<int64_t> lengths = sel.lengths;
   std::sort(lengths.begin(), lengths.end());
   lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
 
-  for (const std::string &arch : sel.archs)
+  for (const std::string &arch : archs)
     for (const OpDef &op : registeredOps()) {
       if (!sel.ops.empty() && !contains(sel.ops, op.name))
         continue;

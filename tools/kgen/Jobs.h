@@ -12,6 +12,12 @@
 
 namespace kgen::tools {
 
+/// A specialized kernel unrolls its row: longer rows take the dynamic kernel,
+/// which any length fits (and compile time and memory stay bounded).
+inline constexpr int64_t kMaxSpecializedLength = int64_t(1) << 20;
+/// The error for a length past kMaxSpecializedLength.
+std::string tooLong(int64_t length);
+
 /// What to compile: empty ops / dtypes mean all; length 0 is the dynamic
 /// kernel. An op built for fixed lengths takes those of `lengths` it has,
 /// or all of its own when `lengths` names none of them.
