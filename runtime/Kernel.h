@@ -32,6 +32,7 @@ struct KernelImage {
 struct kgen_kernel {
   std::vector<kgen::rt::KernelImage> images; ///< at least one
   std::string name;                          ///< "<op>_<dtype>"
+  uint64_t id = 0; ///< unique in the process, never reused
   /// The first image's spec: what the queries describe.
   const kgen::rt::Spec &spec() const { return images.front().spec; }
 };

@@ -13,11 +13,13 @@
 #include "runtime/ModuleCache.h"
 #include "runtime/Spec.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -179,6 +181,8 @@ kgen_status createImages(const kgen_image *images, size_t count,
                         " are both for " + spec.arch);
   }
   kernel->name = kernel->spec().name();
+  static std::atomic<uint64_t> nextId{1};
+  kernel->id = nextId.fetch_add(1, std::memory_order_relaxed);
   *out = kernel.release();
   return ok();
 }
@@ -228,6 +232,39 @@ std::string archList(const kgen_kernel &kernel) {
   return list;
 }
 
+/// What a launch binds and packs, kept per thread so that a warm launch
+/// allocates nothing.
+struct LaunchScratch {
+  BoundArgs bound;
+  std::vector<uint64_t> storage;
+  std::vector<void *> params;
+};
+
+/// Set when this thread's scratch is destroyed (at its exit): a launch after
+/// that (from a static destructor, say) uses scratch of its own. Trivially
+/// destructible, so it stays readable then.
+thread_local bool threadScratchGone = false;
+
+struct ThreadScratch {
+  LaunchScratch scratch;
+  ~ThreadScratch() { threadScratchGone = true; }
+};
+
+/// The functions this thread launched lately, so that a warm launch takes
+/// no lock: (kernel, context, image, variant) to the function and the
+/// device's multiprocessors. Kernel ids and context keys are never reused and
+/// modules never unloaded, so an entry cannot go stale. Plain data: it stays
+/// readable when the thread's other thread-locals are gone.
+struct RecentLaunch {
+  uint64_t kernelId = 0, ctxKey = 0;
+  size_t image = 0, variant = 0;
+  CUfunction fn = nullptr;
+  int multiprocessors = 0;
+};
+constexpr size_t RecentLaunches = 8;
+thread_local RecentLaunch recentLaunches[RecentLaunches];
+thread_local size_t recentNext = 0;
+
 /// KGEN_GRID_DEPENDENCY=0 launches every kernel plainly (to measure what
 /// programmatic dependent launch buys, or to rule it out).
 bool gridDependencyEnabled() {
@@ -244,7 +281,15 @@ kgen_status launch(const kgen_kernel *kernel, const kgen_arg *args,
     return fail(KGEN_ERROR_INVALID_ARGUMENT, "kgen: kernel is NULL");
   // Arguments are checked against the first image before anything else, and
   // again against the image the device takes where that is another one.
-  BoundArgs bound;
+  std::optional<LaunchScratch> own;
+  LaunchScratch *scratch = nullptr;
+  if (threadScratchGone) {
+    scratch = &own.emplace();
+  } else {
+    thread_local ThreadScratch perThread;
+    scratch = &perThread.scratch;
+  }
+  BoundArgs &bound = scratch->bound;
   std::string err;
   if (kgen_status st = bindArgs(kernel->spec(), args, nargs, rows, bound, err))
     return fail(st, std::move(err));
@@ -267,41 +312,73 @@ kgen_status launch(const kgen_kernel *kernel, const kgen_arg *args,
                     "current first (e.g. with kgen_device_open)");
 
   uint64_t ctxKey = contextKey(*d, ctx);
-  const KernelImage *image = &kernel->images.front();
+  // The image this context takes, as this thread last found it, else
+  // chosen from the device's arch.
+  size_t imageIndex = 0;
+  bool byArch = kernel->images.size() > 1 || kernel->images.front().cubin;
+  bool known = kernel->images.size() == 1;
+  for (size_t i = 0; i < RecentLaunches && !known; ++i) {
+    const RecentLaunch &e = recentLaunches[i];
+    if (e.kernelId == kernel->id && e.ctxKey == ctxKey) {
+      imageIndex = e.image;
+      known = true;
+    }
+  }
   bool useCubin = false;
-  if (kernel->images.size() > 1 || image->cubin) {
+  auto chooseImage = [&]() -> kgen_status {
     int sm = 0;
     if (kgen_status ast = contextArch(*d, ctxKey, sm, err))
       return fail(ast, prefix() + err);
-    image = pickImage(*kernel, sm, useCubin);
-    if (!image)
+    const KernelImage *picked = pickImage(*kernel, sm, useCubin);
+    if (!picked)
       return fail(KGEN_ERROR_NO_DEVICE,
                   prefix() + "no image runs on this device (sm_" +
                       std::to_string(sm) + "); built for " + archList(*kernel));
-  }
+    imageIndex = picked - kernel->images.data();
+    return KGEN_OK;
+  };
+  if (!known)
+    if (kgen_status cst = chooseImage())
+      return cst;
+  const KernelImage *image = &kernel->images[imageIndex];
   const Spec &spec = image->spec;
-  if (image != &kernel->images.front())
+  if (imageIndex != 0)
     if (kgen_status bst = bindArgs(spec, args, nargs, rows, bound, err))
       return fail(bst, std::move(err));
 
   const Variant &variant = spec.variants[bound.variant];
-  CUfunction fn;
-  int multiprocessors;
-  kgen_status fst =
-      getFunction(*d, ctx, ctxKey, useCubin ? image->cubin : image->ptx,
-                  useCubin ? image->cubinHash : image->ptxHash, variant, fn,
-                  multiprocessors, err);
-  // A cubin the driver refuses (one from a newer ptxas than the driver,
-  // say): the same image's PTX, which the driver compiles.
-  if (fst == KGEN_ERROR_JIT && useCubin)
-    fst = getFunction(*d, ctx, ctxKey, image->ptx, image->ptxHash, variant, fn,
-                      multiprocessors, err);
-  if (fst)
-    return fail(fst, prefix() + err);
+  CUfunction fn = nullptr;
+  int multiprocessors = 0;
+  for (const RecentLaunch &e : recentLaunches)
+    if (e.kernelId == kernel->id && e.ctxKey == ctxKey &&
+        e.image == imageIndex && e.variant == bound.variant) {
+      fn = e.fn;
+      multiprocessors = e.multiprocessors;
+      break;
+    }
+  if (!fn) {
+    // Whether the image's cubin runs here (and, again, which image).
+    if (byArch)
+      if (kgen_status cst = chooseImage())
+        return cst;
+    kgen_status fst =
+        getFunction(*d, ctx, ctxKey, useCubin ? image->cubin : image->ptx,
+                    useCubin ? image->cubinHash : image->ptxHash, variant, fn,
+                    multiprocessors, err);
+    // A cubin the driver refuses (one from a newer ptxas than the driver,
+    // say): the same image's PTX, which the driver compiles.
+    if (fst == KGEN_ERROR_JIT && useCubin)
+      fst = getFunction(*d, ctx, ctxKey, image->ptx, image->ptxHash, variant,
+                        fn, multiprocessors, err);
+    if (fst)
+      return fail(fst, prefix() + err);
+    recentLaunches[recentNext++ % RecentLaunches] = {
+        kernel->id, ctxKey, imageIndex, bound.variant, fn, multiprocessors};
+  }
   placeRows(spec, bound, multiprocessors);
 
-  std::vector<uint64_t> storage;
-  std::vector<void *> params;
+  std::vector<uint64_t> &storage = scratch->storage;
+  std::vector<void *> &params = scratch->params;
   packAbi(spec, variant, bound, storage, params);
   if (spec.gridDependency && d->launchKernelEx && gridDependencyEnabled()) {
     // A programmatic dependent of the kernel before it on the stream: its

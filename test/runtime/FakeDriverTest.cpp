@@ -431,6 +431,26 @@ TEST_F(FakeDriver, AnArchSpecificImageRunsOnItsArchOnly) {
   kgen_kernel_destroy(k);
 }
 
+TEST_F(FakeDriver, AnotherVariantOfAKnownImageLoadsItsCubin) {
+  TestImage sm80("sm_80", true, "g"), sm90("sm_90", true, "g");
+  kgen_image images[] = {sm80.view(), sm90.view()};
+  kgen_kernel *k = nullptr;
+  ASSERT_EQ(kgen_kernel_create_images(images, 2, &k), KGEN_OK);
+  fake->computeCapability = 90;
+  makeFreshContextCurrent();
+  RmsnormArgs aligned, odd = argsOfLength(4095); // v8, then v1
+  ASSERT_EQ(kgen_launch(k, aligned.args, 5, 1, nullptr), KGEN_OK);
+  ASSERT_EQ(kgen_launch(k, odd.args, 5, 1, nullptr), KGEN_OK);
+  ASSERT_EQ(kgen_launch(k, aligned.args, 5, 1, nullptr), KGEN_OK);
+  EXPECT_THAT(fake->loadedImages, ElementsAre("cubin:sm_90"));
+  ASSERT_EQ(fake->launches.size(), 3u);
+  EXPECT_EQ(fake->launches[0].entry, "rmsnorm_bf16_v8");
+  EXPECT_EQ(fake->launches[1].entry, "rmsnorm_bf16_v1");
+  EXPECT_EQ(fake->launches[2].entry, "rmsnorm_bf16_v8");
+  fakeSetCurrent(static_cast<CUcontext>(FakeContext));
+  kgen_kernel_destroy(k);
+}
+
 TEST_F(FakeDriver, ARefusedCubinFallsBackToItsPtx) {
   TestImage sm90("sm_90", true, "f");
   sm90.cubin += " BROKEN"; // the fake refuses it as the driver would
