@@ -4,7 +4,9 @@
 # exist in this tree, so kgen_add_library works here too.
 include(CMakePackageConfigHelpers)
 
-set(kgen_exported kgen_dsl kgen_runtime kgen_runtime_shared kgen_runtime_c)
+set(kgen_exported kgen_dsl kgen_runtime kgen_runtime_shared kgen_runtime_c
+    kgen_reference)
+set_target_properties(kgen_reference PROPERTIES EXPORT_NAME reference)
 set_target_properties(kgen_dsl PROPERTIES EXPORT_NAME dsl)
 set_target_properties(kgen_runtime PROPERTIES EXPORT_NAME runtime_internal)
 set_target_properties(kgen_runtime_shared PROPERTIES EXPORT_NAME runtime)
