@@ -707,6 +707,12 @@ int emitAot(const AotOptions &o, const Selection &sel,
     if (ptxas.empty())
       llvm::errs() << "kgen: note: " << why << "; embedding PTX only\n";
   }
+  // A -o that cannot be a folder fails before the work; the folder itself
+  // is made after it, so a failed library writes nothing.
+  if (llvm::sys::fs::exists(o.dir) && !llvm::sys::fs::is_directory(o.dir))
+    return fail(fmt::format(
+        "cannot create folder {}: {}", o.dir,
+        std::make_error_code(std::errc::not_a_directory).message()));
 
   std::vector<std::string> cubins(jobs.size()), ptxasErrors(jobs.size());
   // With --cubin=auto a ptxas that fails (one that lacks the arch, say)

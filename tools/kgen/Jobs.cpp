@@ -159,7 +159,10 @@ bool writeFile(const std::string &path, const std::string &text) {
 }
 
 bool makeFolder(const std::string &dir) {
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+  std::error_code ec = llvm::sys::fs::create_directories(dir);
+  if (!ec && !llvm::sys::fs::is_directory(dir))
+    ec = std::make_error_code(std::errc::not_a_directory);
+  if (ec) {
     llvm::errs() << "kgen: error: cannot create folder " << dir << ": "
                  << ec.message() << "\n";
     return false;
