@@ -18,24 +18,44 @@
 namespace kgen::rt {
 
 namespace detail {
-/// An inline variable: one per thread across every file that includes this.
-inline thread_local std::string lastErrorText;
+/// Set when this thread's message is destroyed (at its exit). Trivially
+/// destructible, so it stays readable then.
+inline thread_local bool lastErrorGone = false;
+
+struct LastErrorHolder {
+  std::string text;
+  ~LastErrorHolder() { lastErrorGone = true; }
+};
+
+/// This thread's message (inline variables: one per thread across every
+/// file). A call after the thread's thread-locals are gone (from a static
+/// destructor at exit) gets a process-wide one instead.
+inline std::string &lastErrorText() {
+  if (lastErrorGone) {
+    static std::string *late = new std::string();
+    return *late;
+  }
+  static thread_local LastErrorHolder holder;
+  return holder.text;
+}
 } // namespace detail
 
 /// Sets this thread's message and returns `status`.
 inline kgen_status setLastError(kgen_status status, std::string message) {
-  detail::lastErrorText = std::move(message);
+  detail::lastErrorText() = std::move(message);
   return status;
 }
 
 /// Clears this thread's message and returns KGEN_OK.
 inline kgen_status clearLastError() {
-  detail::lastErrorText.clear();
+  detail::lastErrorText().clear();
   return KGEN_OK;
 }
 
 /// This thread's message: "" after a success, never NULL.
-inline const char *lastErrorMessage() { return detail::lastErrorText.c_str(); }
+inline const char *lastErrorMessage() {
+  return detail::lastErrorText().c_str();
+}
 
 /// Clears the message and runs `body` (returning a kgen_status); any
 /// exception (in practice std::bad_alloc) becomes KGEN_ERROR_INTERNAL,
