@@ -52,6 +52,14 @@ if(KGEN_ENABLE_MLIR)
   install(FILES tools/kgen/Generator.h
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kgen/tools/kgen)
   install(TARGETS kgen kgen-opt RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  # The names kgen_add_library checks at configure time, from kgen itself.
+  set(kgen_names ${PROJECT_BINARY_DIR}/kgenNames.cmake)
+  add_custom_command(OUTPUT ${kgen_names}
+    COMMAND ${CMAKE_COMMAND} -DKGEN=$<TARGET_FILE:kgen> -DOUT=${kgen_names}
+            -P ${PROJECT_SOURCE_DIR}/cmake/WriteNames.cmake
+    DEPENDS kgen ${PROJECT_SOURCE_DIR}/cmake/WriteNames.cmake VERBATIM)
+  add_custom_target(kgen_names ALL DEPENDS ${kgen_names})
+  install(FILES ${kgen_names} DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kgen)
 endif()
 
 install(TARGETS ${kgen_exported} EXPORT kgenTargets

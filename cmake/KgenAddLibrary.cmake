@@ -14,10 +14,10 @@
 #
 # Builds NAME_generator (kgen's command line linked with the op files), runs
 # `NAME_generator aot` at build time and makes the static library NAME of the
-# generated launchers: include "NAME.h" (C) or "NAME.hpp" (C++). Mistakes in
-# the op files (a duplicate op, a formula that breaks a DSL rule) stop the
-# build with the op file's line; a misspelled op, arch or dtype with the
-# generator's message.
+# generated launchers: include "NAME.h" (C) or "NAME.hpp" (C++). A
+# misspelled arch, dtype or bundled op is refused at configure time (the
+# installed package has kgen's names); mistakes in the op files (a duplicate
+# op, a formula that breaks a DSL rule) stop the build with their line.
 function(kgen_add_library name)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "" "RUNTIME;CUBIN;CUDA_PATH"
                         "OPS;BUNDLED;ARCHS;DTYPES;LENGTHS")
@@ -48,6 +48,20 @@ function(kgen_add_library name)
   if(NOT ARG_ARCHS)
     set(ARG_ARCHS sm_80 sm_90)
   endif()
+  # With the installed package, names are checked now; in kgen's own tree
+  # (no kgenNames.cmake yet) the generator checks them when it runs.
+  foreach(kind ARCHS DTYPES BUNDLED_OPS)
+    string(REPLACE "_OPS" "" arg ${kind})
+    foreach(item IN LISTS ARG_${arg})
+      if(DEFINED KGEN_${kind} AND NOT item IN_LIST KGEN_${kind})
+        string(JOIN ", " list ${KGEN_${kind}})
+        string(TOLOWER "${kind}" what)
+        string(REPLACE "_" " " what "${what}")
+        message(FATAL_ERROR "kgen_add_library(${name}): unknown ${arg} "
+                            "'${item}'; kgen's ${what}: ${list}")
+      endif()
+    endforeach()
+  endforeach()
   if(NOT ARG_LENGTHS)
     set(ARG_LENGTHS 0)
   endif()

@@ -3,7 +3,8 @@
 # examples/ against it (CMake package, kgen_add_library, C, C++ and Rust) and
 # runs each program. Without a GPU each must stop at the runtime's clear "no
 # GPU" error (exit 77); on a GPU each must pass its check (exit 0). Also
-# checks that a misspelled arch stops the build with kgen's message.
+# checks mistakes a user makes: a misspelled arch or op, a pointer of the
+# wrong dtype, and the static runtime from C through pkg-config.
 #   scripts/examples.sh [BUILD_DIR] (default build/)
 # Env: KGEN_EXAMPLES_KEEP=DIR keeps the prefix and programs in DIR.
 set -euo pipefail
@@ -87,36 +88,32 @@ else
   failed=1
 fi
 
-# A misspelled arch in kgen_add_library stops the build with kgen's message.
-cmake -S "$root/examples" -B "$work/bad" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
-  -DKGEN_EXAMPLE_ARCHS=sm_9 > /dev/null
-if cmake --build "$work/bad" --target example_kernels > "$work/bad.log" 2>&1; then
-  echo "examples: a misspelled arch built" >&2
-  failed=1
-elif grep -q "kgen: error: unknown arch 'sm_9'; supported:" "$work/bad.log"; then
-  echo "examples: misspelled arch: refused with kgen's message"
-else
-  echo "examples: a misspelled arch failed without kgen's message:" >&2
-  cat "$work/bad.log" >&2
-  failed=1
-fi
-# So does a misspelled bundled op.
-sed 's/BUNDLED rmsnorm silu_and_mul/BUNDLED rmsnrom/' \
-  "$root/examples/CMakeLists.txt" > "$work/CMakeLists.txt"
+# A misspelled arch or bundled op in kgen_add_library is refused when the
+# project is configured, with the names kgen knows.
+refused() { # NAME LOG PATTERN SOURCE [CMAKE ARGS...]
+  local name="$1" log="$2" pattern="$3" src="$4"
+  shift 4
+  if cmake -S "$src" -B "$work/$name" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+       "$@" > "$log" 2>&1; then
+    echo "examples: $name: configured" >&2
+    failed=1
+  elif grep -q "$pattern" "$log"; then
+    echo "examples: $name: refused at configure time"
+  else
+    echo "examples: $name: failed without the expected message:" >&2
+    cat "$log" >&2
+    failed=1
+  fi
+}
+refused bad-arch "$work/bad-arch.log" \
+  "unknown ARCHS 'sm_9'" "$root/examples" \
+  -DKGEN_EXAMPLE_ARCHS=sm_9
 mkdir -p "$work/bad-op-src"
 cp -r "$root/examples/ops" "$root/examples/c" "$root/examples/cpp" \
   "$work/bad-op-src/"
-mv "$work/CMakeLists.txt" "$work/bad-op-src/"
-cmake -S "$work/bad-op-src" -B "$work/bad-op" -G Ninja \
-  -DCMAKE_PREFIX_PATH="$prefix" > /dev/null
-if ! cmake --build "$work/bad-op" --target example_kernels \
-     > "$work/bad-op.log" 2>&1 &&
-   grep -q "kgen: error: --bundled: 'rmsnrom' is not an op that ships" \
-     "$work/bad-op.log"; then
-  echo "examples: misspelled op: refused with kgen's message"
-else
-  echo "examples: a misspelled op was not refused with kgen's message:" >&2
-  cat "$work/bad-op.log" >&2
-  failed=1
-fi
+sed 's/BUNDLED rmsnorm silu_and_mul/BUNDLED rmsnrom/' \
+  "$root/examples/CMakeLists.txt" > "$work/bad-op-src/CMakeLists.txt"
+refused bad-op "$work/bad-op.log" \
+  "unknown BUNDLED 'rmsnrom'" \
+  "$work/bad-op-src"
 exit "$failed"

@@ -30,7 +30,7 @@
 namespace cl = llvm::cl;
 using namespace kgen;
 
-static cl::SubCommand listCmd("list", "List the bundled ops");
+static cl::SubCommand listCmd("list", "List the registered ops");
 static cl::SubCommand emitCmd("emit", "Compile one op and print a stage");
 static cl::SubCommand
     bundleCmd("bundle",
@@ -40,6 +40,12 @@ static cl::SubCommand
                   "embedded PTX and cubins and typed launch functions");
 
 static cl::OptionCategory cat("kgen options");
+
+static cl::opt<bool> listCMake(
+    "cmake",
+    cl::desc("Print the names kgen_add_library checks at configure time (the "
+             "archs, dtypes and ops) as CMake"),
+    cl::init(false), cl::sub(listCmd), cl::cat(cat));
 
 static cl::opt<std::string> opName(cl::Positional, cl::desc("<op>"),
                                    cl::sub(emitCmd));
@@ -154,6 +160,23 @@ static std::string archList() {
 }
 
 static int runList() {
+  if (listCMake) {
+    std::vector<std::string> archs, dtypes, ops;
+    for (const codegen::Arch &a : codegen::supportedArchs())
+      archs.push_back(a.name);
+    for (const OpDef &op : registeredOps())
+      ops.push_back(op.name);
+    // Every dtype name the command line takes (an op declares its own).
+    for (int i = 0; i <= int(DType::Bool); ++i)
+      if (parseDType(name(DType(i))))
+        dtypes.emplace_back(name(DType(i)));
+    llvm::outs() << fmt::format(
+        "# Written by `kgen list --cmake`: what kgen_add_library checks.\n"
+        "set(KGEN_ARCHS \"{}\")\nset(KGEN_DTYPES \"{}\")\n"
+        "set(KGEN_BUNDLED_OPS \"{}\")\n",
+        llvm::join(archs, ";"), llvm::join(dtypes, ";"), llvm::join(ops, ";"));
+    return 0;
+  }
   for (const OpDef &op : registeredOps())
     llvm::outs() << fmt::format("{:<20} {}\n", op.name, op.summary);
   return 0;
