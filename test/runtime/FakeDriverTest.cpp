@@ -57,10 +57,12 @@ protected:
   void SetUp() override {
     fake->reset();
     ASSERT_EQ(kgen_device_open(0, nullptr), KGEN_OK) << kgen::rt::lastError();
-    // A PTX text of its own per test, so the module cache starts empty.
+    // A PTX text of its own per test and run (--gtest_repeat), so the
+    // module cache starts empty.
+    static int runs = 0;
     ptx = std::string(RmsnormPtx) + "// " +
           ::testing::UnitTest::GetInstance()->current_test_info()->name() +
-          "\n";
+          " " + std::to_string(runs++) + "\n";
   }
 
   std::string ptx;
