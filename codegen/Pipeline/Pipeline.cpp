@@ -18,6 +18,7 @@
 #include "llvm/Support/xxhash.h"
 
 #include <chrono>
+#include <set>
 
 using namespace mlir;
 
@@ -108,9 +109,17 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
     return false;
   }
   std::string diagnostics;
+  std::set<std::string> seen;
   ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
-    llvm::raw_string_ostream os(diagnostics);
-    os << d.getLocation() << ": " << d << "\n";
+    std::string line;
+    llvm::raw_string_ostream os(line);
+    // Imported ops have no source location: the message alone. Each
+    // variant of a kernel repeats the same one: it is kept once.
+    if (!isa<UnknownLoc>(d.getLocation()))
+      os << d.getLocation() << ": ";
+    os << d;
+    if (seen.insert(line).second)
+      diagnostics += line + "\n";
     return success();
   });
   auto fail = [&](const char *what) {

@@ -235,6 +235,10 @@ static int runEmit() {
       if (std::find(k.dims.begin(), k.dims.end(), name.str()) == k.dims.end())
         return fail(fmt::format("{} has no dim '{}'; its dims: {}", op->name,
                                 name.str(), llvm::join(k.dims, ", ")));
+      if (name == op->mainDim && length)
+        return fail(fmt::format("--dim {}= and --hidden both set {}; give "
+                                "one of them",
+                                name.str(), op->mainDim));
       opts.dims[name.str()] = v;
     }
     std::string entry = fmt::format("{}_{}", op->name, dtype.getValue());
