@@ -207,7 +207,10 @@ private:
         *why = text();
       return false;
     };
-    for (const auto &[param, bytes] : v.tensorAlign) {
+    // Not a structured binding: C++17 lambdas cannot capture one.
+    for (const auto &align : v.tensorAlign) {
+      int param = align.first;
+      int64_t bytes = align.second;
       const Param &p = spec.params[param];
       if (b.ptr[param] % bytes)
         return reject([&] {
@@ -285,13 +288,16 @@ private:
                  std::to_string(threads) + " threads";
         });
     }
-    for (const auto &[param, multiple] : v.dimMultiple)
+    for (const auto &dimMultiple : v.dimMultiple) {
+      int param = dimMultiple.first;
+      int64_t multiple = dimMultiple.second;
       if (b.integer[param] % multiple)
         return reject([&] {
           return "dim '" + spec.params[param].name +
                  "' = " + std::to_string(b.integer[param]) +
                  " is not a multiple of " + std::to_string(multiple);
         });
+    }
     return true;
   }
 
