@@ -17,7 +17,9 @@ std::deque<OpRegistration> &registrations() {
   return regs;
 }
 
-bool isIdentifier(const std::string &s) {
+} // namespace
+
+bool isIdentifier(std::string_view s) {
   if (s.empty() || (s[0] >= '0' && s[0] <= '9'))
     return false;
   return std::all_of(s.begin(), s.end(), [](char c) {
@@ -25,8 +27,6 @@ bool isIdentifier(const std::string &s) {
            (c >= '0' && c <= '9') || c == '_';
   });
 }
-
-} // namespace
 
 bool OpDef::supportsLength(int64_t length) const {
   if (lengths.empty())

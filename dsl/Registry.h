@@ -23,6 +23,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kgen {
@@ -80,6 +81,11 @@ public:
 private:
   OpDef def;
 };
+
+/// A C identifier (letters, digits, '_', not starting with a digit): what
+/// an op's name must be, since files and generated functions are named
+/// after it.
+bool isIdentifier(std::string_view s);
 
 /// Adds an op named `name`; the registry owns the returned handle.
 OpRegistration &registerOp(const char *name, const char *file, unsigned line,

@@ -9,6 +9,7 @@
 #ifndef KGEN_RUNTIME_LASTERROR_H
 #define KGEN_RUNTIME_LASTERROR_H
 
+#include "runtime/PerThread.h"
 #include "runtime/kgen_runtime.h"
 
 #include <exception>
@@ -18,25 +19,17 @@
 namespace kgen::rt {
 
 namespace detail {
-/// Set when this thread's message is destroyed (at its exit). Trivially
-/// destructible, so it stays readable then.
-inline thread_local bool lastErrorGone = false;
-
-struct LastErrorHolder {
+struct LastError {
   std::string text;
-  ~LastErrorHolder() { lastErrorGone = true; }
 };
 
-/// This thread's message (inline variables: one per thread across every
-/// file). A call after the thread's thread-locals are gone (from a static
-/// destructor at exit) gets a process-wide one instead.
+/// This thread's message; a call after the thread's thread-locals are gone
+/// (from a static destructor at exit) gets a process-wide one.
 inline std::string &lastErrorText() {
-  if (lastErrorGone) {
-    static std::string *late = new std::string();
-    return *late;
-  }
-  static thread_local LastErrorHolder holder;
-  return holder.text;
+  if (LastError *e = perThread<LastError>())
+    return e->text;
+  static std::string *late = new std::string();
+  return *late;
 }
 } // namespace detail
 

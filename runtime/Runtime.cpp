@@ -11,6 +11,7 @@
 #include "runtime/Kernel.h"
 #include "runtime/LastError.h"
 #include "runtime/ModuleCache.h"
+#include "runtime/PerThread.h"
 #include "runtime/Spec.h"
 
 #include <atomic>
@@ -240,16 +241,6 @@ struct LaunchScratch {
   std::vector<void *> params;
 };
 
-/// Set when this thread's scratch is destroyed (at its exit): a launch after
-/// that (from a static destructor, say) uses scratch of its own. Trivially
-/// destructible, so it stays readable then.
-thread_local bool threadScratchGone = false;
-
-struct ThreadScratch {
-  LaunchScratch scratch;
-  ~ThreadScratch() { threadScratchGone = true; }
-};
-
 /// The functions this thread launched lately, so that a warm launch takes
 /// no lock: (kernel, context, image, variant) to the function and the
 /// device's multiprocessors. Kernel ids and context keys are never reused and
@@ -282,13 +273,9 @@ kgen_status launch(const kgen_kernel *kernel, const kgen_arg *args,
   // Arguments are checked against the first image before anything else, and
   // again against the image the device takes where that is another one.
   std::optional<LaunchScratch> own;
-  LaunchScratch *scratch = nullptr;
-  if (threadScratchGone) {
+  LaunchScratch *scratch = perThread<LaunchScratch>();
+  if (!scratch)
     scratch = &own.emplace();
-  } else {
-    thread_local ThreadScratch perThread;
-    scratch = &perThread.scratch;
-  }
   BoundArgs &bound = scratch->bound;
   std::string err;
   if (kgen_status st = bindArgs(kernel->spec(), args, nargs, rows, bound, err))

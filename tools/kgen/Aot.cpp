@@ -21,12 +21,6 @@ namespace {
 
 namespace rt = kgen::rt;
 
-bool isIdentifier(const std::string &s) {
-  if (s.empty() || llvm::isDigit(s[0]))
-    return false;
-  return llvm::all_of(s, [](char c) { return llvm::isAlnum(c) || c == '_'; });
-}
-
 /// C and C++ keywords (with C++'s alternative tokens), and the launchers'
 /// own parameters (rows, stream).
 bool isKeyword(const std::string &s) {
