@@ -108,3 +108,14 @@ extern "C" int kgen_reference_run(const char *opName, const char *dtypeName,
     return failWith("kgen_reference_run: unknown error", err, errLen);
   }
 }
+
+extern "C" int kgen_reference_tolerance(const char *dtypeName, double *rtol,
+                                        double *atol) {
+  std::optional<DType> dt = dtypeName ? parseDType(dtypeName) : std::nullopt;
+  if (!dt || !rtol || !atol)
+    return -1;
+  Tolerance tol = defaultTolerance(*dt);
+  *rtol = tol.rtol;
+  *atol = tol.atol;
+  return 0;
+}

@@ -45,6 +45,12 @@ KGEN_REFERENCE_API int kgen_reference_run(const char *op, const char *dtype,
                                           size_t nargs, int64_t rows, char *err,
                                           size_t err_len);
 
+/* The tolerance kgen's GPU tests hold a kernel's output of `dtype` to
+ * against the reference: |got - ref| <= atol + rtol * |ref|. Returns 0, or
+ * -1 for an unknown dtype or a NULL argument. */
+KGEN_REFERENCE_API int kgen_reference_tolerance(const char *dtype,
+                                                double *rtol, double *atol);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
