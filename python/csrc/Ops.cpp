@@ -1,0 +1,431 @@
+//===- Ops.cpp - kgen's bundled ops as torch custom ops -------------------===//
+//
+// Each wrapper checks what torch can say better than the runtime (dtypes,
+// shapes, devices), then names the kernel's arguments in the spec's order.
+// Schemas follow vLLM and FlashInfer where users expect them: fused_add_rmsnorm
+// and rope_neox/rope_gptj work in place; the rest (add_rmsnorm is the
+// out-of-place fused add) return new tensors.
+//
+//===----------------------------------------------------------------------===//
+#include "Call.h"
+#include "dsl/kgen_reference.h"
+
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+namespace kgen::torch_ext {
+namespace {
+
+using at::Tensor;
+
+void checkFloat(const char *op, const Tensor &t, const char *name) {
+  auto s = t.scalar_type();
+  TORCH_CHECK(s == at::kFloat || s == at::kHalf || s == at::kBFloat16,
+              "kgen::", op, ": '", name,
+              "' must be float32, float16 or bfloat16, not ", s);
+  TORCH_CHECK(t.dim() >= 1, "kgen::", op, ": '", name,
+              "' needs at least one dim");
+}
+
+void checkDtype(const char *op, const Tensor &t, const char *name,
+                at::ScalarType want) {
+  TORCH_CHECK(t.scalar_type() == want, "kgen::", op, ": '", name, "' must be ",
+              want, ", not ", t.scalar_type());
+}
+
+void checkShape(const char *op, const Tensor &t, const char *name,
+                at::IntArrayRef want) {
+  TORCH_CHECK(t.sizes() == want, "kgen::", op, ": '", name, "' must be ", want,
+              ", not ", t.sizes());
+}
+
+/// x: float rows of h; weight: [h] in x's dtype. Returns h.
+int64_t checkRowsAndWeight(const char *op, const Tensor &x,
+                           const Tensor &weight) {
+  checkFloat(op, x, "x");
+  const int64_t h = x.size(-1);
+  checkDtype(op, weight, "weight", x.scalar_type());
+  checkShape(op, weight, "weight", {h});
+  return h;
+}
+
+/// `t` has x's dtype and shape.
+void checkLike(const char *op, const Tensor &t, const char *name,
+               const Tensor &x) {
+  checkDtype(op, t, name, x.scalar_type());
+  checkShape(op, t, name, x.sizes());
+}
+
+/// Rows of `t` seen as rows of its last `rowDims` dims.
+int64_t leadingRows(const Tensor &t, int64_t rowDims = 1) {
+  int64_t rows = 1;
+  for (int64_t d = 0; d < t.dim() - rowDims; ++d)
+    rows *= t.size(d);
+  return rows;
+}
+
+/// An in-place tensor is never copied: it must already be rows.
+void checkInPlace(const char *op, const Tensor &t, const char *name,
+                  int64_t rowDims = 1) {
+  TORCH_CHECK(rowStride(t, rowDims) >= 0, "kgen::", op, ": '", name,
+              "' is written in place, so it must be rows with a dense last "
+              "dim and one stride between rows (shape ",
+              t.sizes(), ", strides ", t.strides(), ")");
+}
+
+Tensor norm(const char *op, const Tensor &x, const Tensor &weight,
+            const std::optional<Tensor> &bias, double eps) {
+  const int64_t h = checkRowsAndWeight(op, x, weight);
+  Tensor xr = asRows(x);
+  Tensor y = at::empty(x.sizes(), x.options());
+  Call c(op, x.scalar_type(), h);
+  c.rows("x", xr).whole("weight", weight);
+  if (bias) {
+    checkDtype(op, *bias, "bias", x.scalar_type());
+    checkShape(op, *bias, "bias", {h});
+    c.whole("bias", *bias);
+  }
+  c.rows("y", y).scalar("eps", eps).dim("hidden", h).run(leadingRows(x));
+  return y;
+}
+
+Tensor rmsnorm(const Tensor &x, const Tensor &weight, double eps) {
+  return norm("rmsnorm", x, weight, std::nullopt, eps);
+}
+
+Tensor gemmaRmsnorm(const Tensor &x, const Tensor &weight, double eps) {
+  return norm("gemma_rmsnorm", x, weight, std::nullopt, eps);
+}
+
+Tensor layernorm(const Tensor &x, const Tensor &weight,
+                 const std::optional<Tensor> &bias, double eps) {
+  return norm(bias ? "layernorm" : "layernorm_nobias", x, weight, bias, eps);
+}
+
+void fusedAddRmsnorm(const Tensor &x, const Tensor &residual,
+                     const Tensor &weight, double eps) {
+  const char *op = "fused_add_rmsnorm";
+  const int64_t h = checkRowsAndWeight(op, x, weight);
+  checkLike(op, residual, "residual", x);
+  checkInPlace(op, x, "x");
+  checkInPlace(op, residual, "residual");
+  Call(op, x.scalar_type(), h)
+      .rows("x", x)
+      .rows("residual", residual)
+      .whole("weight", weight)
+      .scalar("eps", eps)
+      .dim("hidden", h)
+      .run(leadingRows(x));
+}
+
+std::tuple<Tensor, Tensor> addRmsnorm(const Tensor &x, const Tensor &residual,
+                                      const Tensor &weight, double eps) {
+  const char *op = "add_rmsnorm";
+  const int64_t h = checkRowsAndWeight(op, x, weight);
+  checkLike(op, residual, "residual", x);
+  Tensor y = at::empty(x.sizes(), x.options());
+  Tensor sum = at::empty(x.sizes(), x.options());
+  Call(op, x.scalar_type(), h)
+      .rows("x", asRows(x))
+      .rows("residual", asRows(residual))
+      .whole("weight", weight)
+      .rows("y", y)
+      .rows("residual_out", sum)
+      .scalar("eps", eps)
+      .dim("hidden", h)
+      .run(leadingRows(x));
+  return {y, sum};
+}
+
+Tensor rmsnormQuantStatic(const Tensor &x, const Tensor &weight, double scale,
+                          double eps) {
+  const char *op = "rmsnorm_quant_static";
+  const int64_t h = checkRowsAndWeight(op, x, weight);
+  TORCH_CHECK(scale > 0, "kgen::", op, ": scale must be > 0, not ", scale);
+  Tensor y = at::empty(x.sizes(), x.options().dtype(at::kFloat8_e4m3fn));
+  Call(op, x.scalar_type(), h)
+      .rows("x", asRows(x))
+      .whole("weight", weight)
+      .rows("y", y)
+      .scalar("eps", eps)
+      .scalar("scale", scale)
+      .dim("hidden", h)
+      .run(leadingRows(x));
+  return y;
+}
+
+std::tuple<Tensor, Tensor>
+rmsnormQuantDynamic(const Tensor &x, const Tensor &weight, double eps) {
+  const char *op = "rmsnorm_quant_dynamic";
+  const int64_t h = checkRowsAndWeight(op, x, weight);
+  Tensor y = at::empty(x.sizes(), x.options().dtype(at::kFloat8_e4m3fn));
+  std::vector<int64_t> scaleShape(x.sizes().begin(), x.sizes().end());
+  scaleShape.back() = 1;
+  Tensor scale = at::empty(scaleShape, x.options().dtype(at::kFloat));
+  Call(op, x.scalar_type(), h)
+      .rows("x", asRows(x))
+      .whole("weight", weight)
+      .rows("y", y)
+      .whole("scale", scale)
+      .scalar("eps", eps)
+      .dim("hidden", h)
+      .run(leadingRows(x));
+  return {y, scale};
+}
+
+/// AdaLN over x [B, T, C] with scale and shift [B, C] per batch.
+Tensor adaln(const char *op, const Tensor &x, const Tensor &scale,
+             const Tensor &shift, double eps) {
+  checkFloat(op, x, "x");
+  TORCH_CHECK(x.dim() == 3, "kgen::", op, ": 'x' must be [B, T, C], not ",
+              x.sizes());
+  const int64_t b = x.size(0), t = x.size(1), c = x.size(2);
+  for (const auto &[name, v] :
+       {std::pair{"scale", &scale}, {"shift", &shift}}) {
+    checkDtype(op, *v, name, x.scalar_type());
+    checkShape(op, *v, name, {b, c});
+  }
+  Tensor y = at::empty(x.sizes(), x.options());
+  if (t == 0)
+    return y;
+  Call(op, x.scalar_type(), c)
+      .rows("x", asRows(x))
+      .rows("scale", asRows(scale))
+      .rows("shift", asRows(shift))
+      .rows("y", y)
+      .scalar("eps", eps)
+      .dim("hidden", c)
+      .dim("tokens_per_batch", t)
+      .run(b * t);
+  return y;
+}
+
+Tensor adalnLayernorm(const Tensor &x, const Tensor &scale, const Tensor &shift,
+                      double eps) {
+  return adaln("adaln", x, scale, shift, eps);
+}
+
+Tensor adalnRmsnorm(const Tensor &x, const Tensor &scale, const Tensor &shift,
+                    double eps) {
+  return adaln("adaln_rmsnorm", x, scale, shift, eps);
+}
+
+/// y = f(x) elementwise over rows.
+Tensor unary(const char *op, const char *dimName, const Tensor &x) {
+  checkFloat(op, x, "x");
+  const int64_t n = x.size(-1);
+  Tensor y = at::empty(x.sizes(), x.options());
+  Call(op, x.scalar_type(), n)
+      .rows("x", asRows(x))
+      .rows("y", y)
+      .dim(dimName, n)
+      .run(leadingRows(x));
+  return y;
+}
+
+Tensor silu(const Tensor &x) { return unary("silu", "d", x); }
+Tensor gelu(const Tensor &x) { return unary("gelu", "d", x); }
+Tensor geluTanh(const Tensor &x) { return unary("gelu_tanh", "d", x); }
+Tensor softmax(const Tensor &x) { return unary("softmax", "n", x); }
+
+/// y [.., d] = act(x[.., :d]) * x[.., d:] for x [.., 2d].
+Tensor gated(const char *op, const Tensor &x, std::optional<double> scale) {
+  checkFloat(op, x, "x");
+  const int64_t twoD = x.size(-1);
+  TORCH_CHECK(twoD % 2 == 0, "kgen::", op,
+              ": the last dim of 'x' holds both halves, so it must be even, "
+              "not ",
+              twoD);
+  const int64_t d = twoD / 2;
+  std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
+  shape.back() = d;
+  auto out = scale ? x.options().dtype(at::kFloat8_e4m3fn) : x.options();
+  Tensor y = at::empty(shape, out);
+  Call c(op, x.scalar_type(), d);
+  c.rows("x", asRows(x)).rows("y", y);
+  if (scale) {
+    TORCH_CHECK(*scale > 0, "kgen::", op, ": scale must be > 0, not ", *scale);
+    c.scalar("scale", *scale);
+  }
+  c.dim("d", d).run(leadingRows(x));
+  return y;
+}
+
+Tensor siluAndMul(const Tensor &x) {
+  return gated("silu_and_mul", x, std::nullopt);
+}
+Tensor geluAndMul(const Tensor &x) {
+  return gated("gelu_and_mul", x, std::nullopt);
+}
+Tensor geluTanhAndMul(const Tensor &x) {
+  return gated("gelu_tanh_and_mul", x, std::nullopt);
+}
+Tensor siluAndMulQuant(const Tensor &x, double scale) {
+  return gated("silu_and_mul_quant", x, scale);
+}
+
+/// q [..., Hq, D] and k [..., Hk, D] over the same tokens: (tokens, Hq, Hk, D).
+std::tuple<int64_t, int64_t, int64_t, int64_t>
+ropeHeads(const char *op, const Tensor &q, const Tensor &k) {
+  checkFloat(op, q, "q");
+  TORCH_CHECK(q.dim() >= 2 && k.dim() >= 2, "kgen::", op,
+              ": 'q' and 'k' must be [..., heads, head_dim], not ", q.sizes(),
+              " and ", k.sizes());
+  checkDtype(op, k, "k", q.scalar_type());
+  const int64_t d = q.size(-1);
+  TORCH_CHECK(k.size(-1) == d, "kgen::", op, ": 'k' has head_dim ", k.size(-1),
+              ", 'q' ", d);
+  TORCH_CHECK(q.sizes().slice(0, q.dim() - 2) ==
+                  k.sizes().slice(0, k.dim() - 2),
+              "kgen::", op, ": 'q' ", q.sizes(), " and 'k' ", k.sizes(),
+              " must have the same leading (token) dims");
+  return {leadingRows(q, 2), q.size(-2), k.size(-2), d};
+}
+
+/// vLLM's rotary_embedding in place: positions [...] (the tokens of q and k),
+/// cos_sin_cache [max_pos, rot] with cos then sin halves.
+void rope(const char *op, bool partial, const Tensor &positions,
+          const Tensor &q, const Tensor &k, const Tensor &cache) {
+  auto [tokens, hq, hk, d] = ropeHeads(op, q, k);
+  checkDtype(op, positions, "positions", partial ? at::kInt : at::kLong);
+  TORCH_CHECK(positions.numel() == tokens, "kgen::", op, ": 'positions' has ",
+              positions.numel(), " entries for ", tokens, " tokens");
+  checkDtype(op, cache, "cos_sin_cache",
+             partial ? q.scalar_type() : at::kFloat);
+  const int64_t rot = partial ? d / 2 : d;
+  TORCH_CHECK(cache.dim() == 2 && cache.size(1) == rot, "kgen::", op,
+              ": 'cos_sin_cache' must be [max_pos, ", rot, "], not ",
+              cache.sizes());
+  checkInPlace(op, q, "q", 2);
+  checkInPlace(op, k, "k", 2);
+  Call(op, q.scalar_type(), d, /*fixedLength=*/true)
+      .rows("q", q, 2)
+      .rows("k", k, 2)
+      .whole("positions", positions.contiguous())
+      .rows("cos_sin_cache", asRows(cache))
+      .dim("q_heads", hq)
+      .dim("k_heads", hk)
+      .dim("max_pos", cache.size(0))
+      .run(tokens * (hq + hk));
+}
+
+/// Hugging Face's apply_rotary_pos_emb, token-major: q [..., Hq, D],
+/// k [..., Hk, D], cos and sin [..., D] over the same tokens.
+std::tuple<Tensor, Tensor> ropeHf(const Tensor &q, const Tensor &k,
+                                  const Tensor &cos, const Tensor &sin) {
+  const char *op = "rope_hf";
+  auto [tokens, hq, hk, d] = ropeHeads(op, q, k);
+  for (const auto &[name, v] : {std::pair{"cos", &cos}, {"sin", &sin}}) {
+    checkDtype(op, *v, name, q.scalar_type());
+    TORCH_CHECK(v->dim() >= 1 && v->size(-1) == d && leadingRows(*v) == tokens,
+                "kgen::", op, ": '", name, "' must be [tokens, ", d, "] for ",
+                tokens, " tokens, not ", v->sizes());
+  }
+  Tensor qo = at::empty(q.sizes(), q.options());
+  Tensor ko = at::empty(k.sizes(), k.options());
+  Call(op, q.scalar_type(), d, /*fixedLength=*/true)
+      .rows("q", asRows(q, 2), 2)
+      .rows("k", asRows(k, 2), 2)
+      .rows("cos", asRows(cos))
+      .rows("sin", asRows(sin))
+      .rows("q_out", qo, 2)
+      .rows("k_out", ko, 2)
+      .dim("q_heads", hq)
+      .dim("k_heads", hk)
+      .run(tokens * (hq + hk));
+  return {qo, ko};
+}
+
+/// [rtol, atol] of kgen's GPU tests for outputs of `dtype` ("bf16").
+std::vector<double> tolerance(c10::string_view dtype) {
+  double rtol = 0, atol = 0;
+  std::string name(dtype);
+  TORCH_CHECK(kgen_reference_tolerance(name.c_str(), &rtol, &atol) == 0,
+              "kgen::_tolerance: unknown dtype '", name, "'");
+  return {rtol, atol};
+}
+
+void impls(torch::Library &m) {
+  m.impl("rmsnorm", &rmsnorm);
+  m.impl("gemma_rmsnorm", &gemmaRmsnorm);
+  m.impl("layernorm", &layernorm);
+  m.impl("fused_add_rmsnorm", &fusedAddRmsnorm);
+  m.impl("add_rmsnorm", &addRmsnorm);
+  m.impl("rmsnorm_quant_static", &rmsnormQuantStatic);
+  m.impl("rmsnorm_quant_dynamic", &rmsnormQuantDynamic);
+  m.impl("adaln", &adalnLayernorm);
+  m.impl("adaln_rmsnorm", &adalnRmsnorm);
+  m.impl("silu", &silu);
+  m.impl("gelu", &gelu);
+  m.impl("gelu_tanh", &geluTanh);
+  m.impl("softmax", &softmax);
+  m.impl("silu_and_mul", &siluAndMul);
+  m.impl("gelu_and_mul", &geluAndMul);
+  m.impl("gelu_tanh_and_mul", &geluTanhAndMul);
+  m.impl("silu_and_mul_quant", &siluAndMulQuant);
+  using RopeFn =
+      void (*)(const Tensor &, const Tensor &, const Tensor &, const Tensor &);
+  m.impl("rope_neox",
+         RopeFn([](const Tensor &p, const Tensor &q, const Tensor &k,
+                   const Tensor &c) { rope("rope_neox", false, p, q, k, c); }));
+  m.impl("rope_gptj",
+         RopeFn([](const Tensor &p, const Tensor &q, const Tensor &k,
+                   const Tensor &c) { rope("rope_gptj", false, p, q, k, c); }));
+  m.impl("rope_neox_partial", RopeFn([](const Tensor &p, const Tensor &q,
+                                        const Tensor &k, const Tensor &c) {
+           rope("rope_neox_partial", true, p, q, k, c);
+         }));
+  m.impl("rope_gptj_partial", RopeFn([](const Tensor &p, const Tensor &q,
+                                        const Tensor &k, const Tensor &c) {
+           rope("rope_gptj_partial", true, p, q, k, c);
+         }));
+  m.impl("rope_hf", &ropeHf);
+}
+
+} // namespace
+} // namespace kgen::torch_ext
+
+TORCH_LIBRARY(kgen, m) {
+  const std::vector<at::Tag> tags = {at::Tag::pt2_compliant_tag};
+  for (const char *schema : {
+           "rmsnorm(Tensor x, Tensor weight, float eps=1e-6) -> Tensor",
+           "gemma_rmsnorm(Tensor x, Tensor weight, float eps=1e-6) -> Tensor",
+           "layernorm(Tensor x, Tensor weight, Tensor? bias, float eps=1e-5) "
+           "-> Tensor",
+           "fused_add_rmsnorm(Tensor(a!) x, Tensor(b!) residual, "
+           "Tensor weight, float eps=1e-6) -> ()",
+           "add_rmsnorm(Tensor x, Tensor residual, Tensor weight, "
+           "float eps=1e-6) -> (Tensor, Tensor)",
+           "rmsnorm_quant_static(Tensor x, Tensor weight, float scale, "
+           "float eps=1e-6) -> Tensor",
+           "rmsnorm_quant_dynamic(Tensor x, Tensor weight, float eps=1e-6) "
+           "-> (Tensor, Tensor)",
+           "adaln(Tensor x, Tensor scale, Tensor shift, float eps=1e-6) "
+           "-> Tensor",
+           "adaln_rmsnorm(Tensor x, Tensor scale, Tensor shift, "
+           "float eps=1e-6) -> Tensor",
+           "silu(Tensor x) -> Tensor",
+           "gelu(Tensor x) -> Tensor",
+           "gelu_tanh(Tensor x) -> Tensor",
+           "softmax(Tensor x) -> Tensor",
+           "silu_and_mul(Tensor x) -> Tensor",
+           "gelu_and_mul(Tensor x) -> Tensor",
+           "gelu_tanh_and_mul(Tensor x) -> Tensor",
+           "silu_and_mul_quant(Tensor x, float scale) -> Tensor",
+           "rope_neox(Tensor positions, Tensor(a!) q, Tensor(b!) k, "
+           "Tensor cos_sin_cache) -> ()",
+           "rope_gptj(Tensor positions, Tensor(a!) q, Tensor(b!) k, "
+           "Tensor cos_sin_cache) -> ()",
+           "rope_neox_partial(Tensor positions, Tensor(a!) q, Tensor(b!) k, "
+           "Tensor cos_sin_cache) -> ()",
+           "rope_gptj_partial(Tensor positions, Tensor(a!) q, Tensor(b!) k, "
+           "Tensor cos_sin_cache) -> ()",
+           "rope_hf(Tensor q, Tensor k, Tensor cos, Tensor sin) "
+           "-> (Tensor, Tensor)",
+       })
+    m.def(schema, tags);
+  m.def("_tolerance(str dtype) -> float[]", &kgen::torch_ext::tolerance);
+}
+
+TORCH_LIBRARY_IMPL(kgen, CPU, m) { kgen::torch_ext::impls(m); }
+TORCH_LIBRARY_IMPL(kgen, CUDA, m) { kgen::torch_ext::impls(m); }

@@ -1,0 +1,54 @@
+"""kgen for PyTorch: kgen's fused row kernels as torch custom ops.
+
+    import torch, kgen
+    y = torch.ops.kgen.rmsnorm(x, weight, 1e-6)    # or kgen.rmsnorm(x, weight)
+
+Every op runs on CUDA tensors through kgen's embedded kernels (on the
+tensor's device and current stream) and on CPU tensors through kgen's
+interpreter, the reference the kernels are checked against. Each has a fake
+implementation, so it traces under torch.compile(fullgraph=True).
+Model patches: kgen.integrations.transformers, kgen.integrations.diffusers.
+"""
+import os as _os
+
+import torch as _torch
+
+__version__ = "0.1.0"
+
+
+def _library_path():
+    path = _os.environ.get("KGEN_TORCH_LIBRARY")
+    if path:
+        return path
+    return _os.path.join(_os.path.dirname(__file__), "_lib", "libkgen_torch.so")
+
+
+def _check_torch():
+    try:
+        from ._build_info import TORCH_VERSION
+    except ImportError:  # a source tree, with KGEN_TORCH_LIBRARY
+        return
+    built = TORCH_VERSION.split("+")[0].split(".")[:2]
+    have = _torch.__version__.split("+")[0].split(".")[:2]
+    if built != have:
+        raise ImportError(
+            f"kgen: this build is for torch {TORCH_VERSION}, not "
+            f"{_torch.__version__} (its C++ ABI is torch's); rebuild the "
+            "wheel against this torch (scripts/build-wheel.sh)")
+
+
+def _load():
+    _check_torch()
+    path = _library_path()
+    if not _os.path.exists(path):
+        raise ImportError(
+            f"kgen: the op library {path} is missing; install the kgen wheel "
+            "(scripts/build-wheel.sh) or set KGEN_TORCH_LIBRARY")
+    _torch.ops.load_library(path)
+
+
+_load()
+
+from . import _fake  # noqa: E402,F401  (fake implementations)
+from .ops import *  # noqa: E402,F401,F403
+from .ops import __all__  # noqa: E402

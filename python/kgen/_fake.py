@@ -1,0 +1,90 @@
+"""Fake (meta) implementations: output shapes and dtypes of each kgen op, for
+FakeTensor tracing (torch.compile, torch.export, opcheck)."""
+import torch
+from torch.library import register_fake
+
+_F8 = torch.float8_e4m3fn
+
+
+def _like(x, dtype=None, last=None):
+    shape = list(x.shape)
+    if last is not None:
+        shape[-1] = last
+    return x.new_empty(shape, dtype=dtype or x.dtype)
+
+
+def _norm(x, weight, eps=1e-6):
+    return _like(x)
+
+
+for _name in ("rmsnorm", "gemma_rmsnorm"):
+    register_fake(f"kgen::{_name}")(_norm)
+
+
+@register_fake("kgen::layernorm")
+def _layernorm(x, weight, bias, eps=1e-5):
+    return _like(x)
+
+
+@register_fake("kgen::fused_add_rmsnorm")
+def _fused_add_rmsnorm(x, residual, weight, eps=1e-6):
+    return None
+
+
+@register_fake("kgen::add_rmsnorm")
+def _add_rmsnorm(x, residual, weight, eps=1e-6):
+    return _like(x), _like(x)
+
+
+@register_fake("kgen::rmsnorm_quant_static")
+def _rmsnorm_quant_static(x, weight, scale, eps=1e-6):
+    return _like(x, _F8)
+
+
+@register_fake("kgen::rmsnorm_quant_dynamic")
+def _rmsnorm_quant_dynamic(x, weight, eps=1e-6):
+    return _like(x, _F8), _like(x, torch.float32, last=1)
+
+
+def _adaln(x, scale, shift, eps=1e-6):
+    return _like(x)
+
+
+for _name in ("adaln", "adaln_rmsnorm"):
+    register_fake(f"kgen::{_name}")(_adaln)
+
+
+def _unary(x):
+    return _like(x)
+
+
+for _name in ("silu", "gelu", "gelu_tanh", "softmax"):
+    register_fake(f"kgen::{_name}")(_unary)
+
+
+def _gated(x):
+    torch._check(x.shape[-1] % 2 == 0)
+    return _like(x, last=x.shape[-1] // 2)
+
+
+for _name in ("silu_and_mul", "gelu_and_mul", "gelu_tanh_and_mul"):
+    register_fake(f"kgen::{_name}")(_gated)
+
+
+@register_fake("kgen::silu_and_mul_quant")
+def _silu_and_mul_quant(x, scale):
+    return _like(_gated(x), _F8)
+
+
+def _rope_inplace(positions, q, k, cos_sin_cache):
+    return None
+
+
+for _name in ("rope_neox", "rope_gptj", "rope_neox_partial",
+              "rope_gptj_partial"):
+    register_fake(f"kgen::{_name}")(_rope_inplace)
+
+
+@register_fake("kgen::rope_hf")
+def _rope_hf(q, k, cos, sin):
+    return _like(q), _like(k)

@@ -1,0 +1,128 @@
+"""kgen's ops with Python defaults: thin calls of torch.ops.kgen.*.
+
+Layouts: rows are the last dim (rope: the last two, heads x head_dim) and may
+have any leading dims. Inputs whose leading dims do not collapse into one row
+stride are copied; tensors written in place (fused_add_rmsnorm's x and
+residual, rope_neox's q and k) are refused instead. A last dim with a stride
+other than 1 is copied for inputs and refused in place. Float inputs are
+float32, float16 or bfloat16; weights take the input's dtype.
+"""
+import torch
+
+__all__ = [
+    "rmsnorm", "gemma_rmsnorm", "layernorm", "fused_add_rmsnorm", "add_rmsnorm",
+    "rmsnorm_quant_static", "rmsnorm_quant_dynamic", "adaln", "adaln_rmsnorm",
+    "silu", "gelu", "gelu_tanh", "softmax", "silu_and_mul", "gelu_and_mul",
+    "gelu_tanh_and_mul", "silu_and_mul_quant", "rope_neox", "rope_gptj",
+    "rope_neox_partial", "rope_gptj_partial", "rope_hf",
+]
+
+_ops = torch.ops.kgen
+
+
+def rmsnorm(x, weight, eps=1e-6):
+    """weight * (x * rsqrt(mean(x^2) + eps)).to(dtype), as Llama's RMSNorm."""
+    return _ops.rmsnorm(x, weight, eps)
+
+
+def gemma_rmsnorm(x, weight, eps=1e-6):
+    """(x * rsqrt(mean(x^2) + eps) * (1 + weight)).to(dtype), in f32."""
+    return _ops.gemma_rmsnorm(x, weight, eps)
+
+
+def layernorm(x, weight, bias=None, eps=1e-5):
+    """F.layer_norm over the last dim, in f32."""
+    return _ops.layernorm(x, weight, bias, eps)
+
+
+def fused_add_rmsnorm(x, residual, weight, eps=1e-6):
+    """In place: residual += x; x = rmsnorm(residual) * weight."""
+    _ops.fused_add_rmsnorm(x, residual, weight, eps)
+
+
+def add_rmsnorm(x, residual, weight, eps=1e-6):
+    """Out of place: (rmsnorm(x + residual) * weight, x + residual), the sum
+    rounded to the dtype first, as Hugging Face's decoder layers do."""
+    return _ops.add_rmsnorm(x, residual, weight, eps)
+
+
+def rmsnorm_quant_static(x, weight, scale, eps=1e-6):
+    """(rmsnorm(x) * weight / scale).to(float8_e4m3fn), saturating."""
+    return _ops.rmsnorm_quant_static(x, weight, scale, eps)
+
+
+def rmsnorm_quant_dynamic(x, weight, eps=1e-6):
+    """fp8 rows and their f32 scales [..., 1]: amax|rmsnorm(x) * weight| / 448."""
+    return _ops.rmsnorm_quant_dynamic(x, weight, eps)
+
+
+def adaln(x, scale, shift, eps=1e-6):
+    """DiT's modulate(layer_norm(x), shift, scale): x [B, T, C], scale and
+    shift [B, C]."""
+    return _ops.adaln(x, scale, shift, eps)
+
+
+def adaln_rmsnorm(x, scale, shift, eps=1e-6):
+    """adaln with RMSNorm in place of LayerNorm."""
+    return _ops.adaln_rmsnorm(x, scale, shift, eps)
+
+
+def silu(x):
+    return _ops.silu(x)
+
+
+def gelu(x):
+    return _ops.gelu(x)
+
+
+def gelu_tanh(x):
+    return _ops.gelu_tanh(x)
+
+
+def softmax(x):
+    """Softmax over the last dim, in f32."""
+    return _ops.softmax(x)
+
+
+def silu_and_mul(x):
+    """SwiGLU: silu(x[..., :d]) * x[..., d:] for x [..., 2d]."""
+    return _ops.silu_and_mul(x)
+
+
+def gelu_and_mul(x):
+    return _ops.gelu_and_mul(x)
+
+
+def gelu_tanh_and_mul(x):
+    return _ops.gelu_tanh_and_mul(x)
+
+
+def silu_and_mul_quant(x, scale):
+    return _ops.silu_and_mul_quant(x, scale)
+
+
+def rope_neox(positions, q, k, cos_sin_cache):
+    """vLLM's rotary_embedding (NeoX halves), in place on q [..., Hq, D] and
+    k [..., Hk, D]; positions int64 per token; cos_sin_cache f32 [P, D]."""
+    _ops.rope_neox(positions, q, k, cos_sin_cache)
+
+
+def rope_gptj(positions, q, k, cos_sin_cache):
+    """rope_neox with GPT-J's interleaved pairs."""
+    _ops.rope_gptj(positions, q, k, cos_sin_cache)
+
+
+def rope_neox_partial(positions, q, k, cos_sin_cache):
+    """rope_neox on the first D/2 of each head; int32 positions, cache
+    [P, D/2] in q's dtype."""
+    _ops.rope_neox_partial(positions, q, k, cos_sin_cache)
+
+
+def rope_gptj_partial(positions, q, k, cos_sin_cache):
+    _ops.rope_gptj_partial(positions, q, k, cos_sin_cache)
+
+
+def rope_hf(q, k, cos, sin):
+    """Hugging Face's apply_rotary_pos_emb, token-major: q [..., Hq, D],
+    k [..., Hk, D], cos and sin [..., D] per token; returns (q_out, k_out)."""
+    return _ops.rope_hf(q, k, cos, sin)

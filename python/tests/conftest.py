@@ -1,0 +1,3 @@
+import pytest
+
+torch = pytest.importorskip("torch", reason="the kgen package needs torch")

@@ -1,0 +1,156 @@
+"""Sample arguments and torch formulas for every kgen op: the CPU tests use
+them against the interpreter, the GPU check against the kernels."""
+import math
+
+import torch
+import torch.nn.functional as F
+
+F8 = torch.float8_e4m3fn
+
+
+def _rms(x, eps):
+    xf = x.float()
+    return xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)
+
+
+def ref_rmsnorm(x, w, eps=1e-6):
+    return w * _rms(x, eps).to(x.dtype)
+
+
+def ref_gemma_rmsnorm(x, w, eps=1e-6):
+    return (_rms(x, eps) * (1 + w.float())).to(x.dtype)
+
+
+def ref_layernorm(x, w, b, eps=1e-5):
+    return F.layer_norm(x.float(), x.shape[-1:], w.float(),
+                        None if b is None else b.float(), eps).to(x.dtype)
+
+
+def ref_add_rmsnorm(x, r, w, eps=1e-6):
+    s = x + r
+    return ref_rmsnorm(s, w, eps), s
+
+
+def ref_adaln(x, scale, shift, eps=1e-6, rms=False):
+    xf = x.float()
+    n = _rms(x, eps) if rms else F.layer_norm(xf, xf.shape[-1:], eps=eps)
+    return (n * (1 + scale.float()[:, None]) + shift.float()[:, None]).to(x.dtype)
+
+
+def _halves(x):
+    d = x.shape[-1] // 2
+    return x[..., :d].float(), x[..., d:].float()
+
+
+def ref_gated(act):
+    def f(x):
+        a, b = _halves(x)
+        return (act(a) * b).to(x.dtype)
+    return f
+
+
+def ref_rope_hf(q, k, cos, sin):
+    def rot(x):
+        d = x.shape[-1] // 2
+        return torch.cat((-x[..., d:], x[..., :d]), -1)
+    c, s = cos[..., None, :], sin[..., None, :]
+    return q * c + rot(q) * s, k * c + rot(k) * s
+
+
+def ref_rope_neox(positions, q, k, cache, gptj=False):
+    rot = cache.shape[-1]
+    cs = cache[positions.flatten().long()].float()
+    cos, sin = cs[:, : rot // 2], cs[:, rot // 2:]
+    outs = []
+    for x in (q, k):
+        xf = x.float().reshape(-1, x.shape[-2], x.shape[-1]).clone()
+        r = xf[..., :rot]
+        if gptj:
+            a, b = r[..., 0::2], r[..., 1::2]
+        else:
+            a, b = r[..., : rot // 2], r[..., rot // 2:]
+        c, s = cos[:, None, :], sin[:, None, :]
+        na, nb = a * c - b * s, b * c + a * s
+        if gptj:
+            r[..., 0::2], r[..., 1::2] = na, nb
+        else:
+            r[..., : rot // 2], r[..., rot // 2:] = na, nb
+        outs.append(xf.reshape(x.shape).to(x.dtype))
+    return outs
+
+
+def randn(*shape, dtype=torch.float32, device="cpu", seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, generator=g).to(dtype=dtype, device=device)
+
+
+def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
+    """(op, args, reference or None) for every op: args as torch.ops.kgen.OP
+    takes them; the reference maps the same args to the expected outputs."""
+    h = hidden
+    x = randn(2, 3, h, dtype=dtype, device=device, seed=1)
+    w = randn(h, dtype=dtype, device=device, seed=2)
+    b = randn(h, dtype=dtype, device=device, seed=3)
+    r = randn(2, 3, h, dtype=dtype, device=device, seed=4)
+    scale = randn(2, h, dtype=dtype, device=device, seed=5) * 0.1
+    shift = randn(2, h, dtype=dtype, device=device, seed=6) * 0.1
+    x2 = randn(4, 2 * h, dtype=dtype, device=device, seed=7)
+    d, hq, hk, t = head_dim, 4, 2, 5
+    q = randn(t, hq, d, dtype=dtype, device=device, seed=8)
+    k = randn(t, hk, d, dtype=dtype, device=device, seed=9)
+    cos = randn(t, d, dtype=dtype, device=device, seed=10)
+    sin = randn(t, d, dtype=dtype, device=device, seed=11)
+    pos64 = torch.tensor([3, 0, 7, 7, 1], device=device)
+    inv = 1.0 / (10000 ** (torch.arange(0, d, 2).float() / d))
+    ang = torch.arange(16).float()[:, None] * inv[None, :]
+    cache = torch.cat([ang.cos(), ang.sin()], -1).to(device)
+    half = torch.cat([ang[:, : d // 4].cos(), ang[:, : d // 4].sin()], -1)
+    half = half.to(dtype=dtype, device=device)
+    out = [
+        ("rmsnorm", (x, w, 1e-6), ref_rmsnorm),
+        ("gemma_rmsnorm", (x, w, 1e-6), ref_gemma_rmsnorm),
+        ("layernorm", (x, w, b, 1e-5), ref_layernorm),
+        ("layernorm", (x, w, None, 1e-5), ref_layernorm),
+        ("add_rmsnorm", (x, r, w, 1e-6), ref_add_rmsnorm),
+        ("fused_add_rmsnorm", (x.clone(), r.clone(), w, 1e-6), None),
+        ("rmsnorm_quant_static", (x, w, 0.05, 1e-6),
+         lambda x, w, s, e: (ref_rmsnorm(x, w, e).float() / s).clamp(
+             -448, 448).to(F8)),
+        ("rmsnorm_quant_dynamic", (x, w, 1e-6), None),
+        ("adaln", (x, scale, shift, 1e-6), ref_adaln),
+        ("adaln_rmsnorm", (x, scale, shift, 1e-6),
+         lambda *a: ref_adaln(*a, rms=True)),
+        ("silu", (x,), lambda x: F.silu(x.float()).to(x.dtype)),
+        ("gelu", (x,), lambda x: F.gelu(x.float()).to(x.dtype)),
+        ("gelu_tanh", (x,),
+         lambda x: F.gelu(x.float(), approximate="tanh").to(x.dtype)),
+        ("softmax", (x,), lambda x: torch.softmax(x.float(), -1).to(x.dtype)),
+        ("silu_and_mul", (x2,), ref_gated(F.silu)),
+        ("gelu_and_mul", (x2,), ref_gated(F.gelu)),
+        ("gelu_tanh_and_mul", (x2,),
+         ref_gated(lambda a: F.gelu(a, approximate="tanh"))),
+        ("silu_and_mul_quant", (x2, 0.05),
+         lambda x, s: (ref_gated(F.silu)(x).float() / s).clamp(-448, 448)
+         .to(F8)),
+        ("rope_neox", (pos64, q.clone(), k.clone(), cache), None),
+        ("rope_gptj", (pos64, q.clone(), k.clone(), cache), None),
+        ("rope_neox_partial", (pos64.int(), q.clone(), k.clone(), half), None),
+        ("rope_gptj_partial", (pos64.int(), q.clone(), k.clone(), half), None),
+        ("rope_hf", (q, k, cos, sin), ref_rope_hf),
+    ]
+    return out
+
+
+# In-place ops: (op, sample index of the mutated args, reference of them).
+INPLACE = {
+    "fused_add_rmsnorm": lambda x, r, w, e: (
+        ref_add_rmsnorm(x, r, w, e)[0], x + r),
+    "rope_neox": lambda p, q, k, c: ref_rope_neox(p, q, k, c),
+    "rope_gptj": lambda p, q, k, c: ref_rope_neox(p, q, k, c, gptj=True),
+    "rope_neox_partial": lambda p, q, k, c: ref_rope_neox(p, q, k, c),
+    "rope_gptj_partial": lambda p, q, k, c: ref_rope_neox(p, q, k, c,
+                                                         gptj=True),
+}
+MUTATED = {"fused_add_rmsnorm": (0, 1), "rope_neox": (1, 2),
+           "rope_gptj": (1, 2), "rope_neox_partial": (1, 2),
+           "rope_gptj_partial": (1, 2)}

@@ -1,0 +1,132 @@
+"""kgen's torch ops on CPU tensors (the interpreter): schemas, fake
+implementations (opcheck), numerics against torch's formulas, argument
+errors, and tracing under torch.compile(fullgraph=True)."""
+import os
+import subprocess
+
+import pytest
+import torch
+
+import kgen
+from samples import INPLACE, MUTATED, samples
+
+OPS = sorted({name for name, _, _ in samples()})
+
+
+def _close(got, want, dtype):
+    if got.dtype == torch.float8_e4m3fn:
+        got, want = got.float(), want.float()
+        # an fp8 tie may round either way: one step of e4m3 at most
+        assert ((got - want).abs() <= want.abs() / 8 + 1e-3).all()
+        return
+    tol = {torch.float32: 1e-5, torch.bfloat16: 1.6e-2}[dtype]
+    torch.testing.assert_close(got.float(), want.float(), rtol=tol, atol=tol)
+
+
+def _torch_ops():
+    return {n.split("::")[1] for n in torch._C._dispatch_get_all_op_names()
+            if n.startswith("kgen::") and not n.startswith("kgen::_")}
+
+
+def test_every_bundled_op_has_a_torch_op():
+    assert _torch_ops() == set(kgen.__all__) == set(OPS)
+    cli = os.environ.get("KGEN_CLI")
+    if not cli:
+        pytest.skip("KGEN_CLI (the kgen command) is not set")
+    listed = subprocess.run([cli, "list"], capture_output=True, text=True,
+                            check=True).stdout.split("\n")
+    bundled = {line.split()[0] for line in listed if line.strip()}
+    # layernorm_nobias is layernorm with bias=None.
+    assert bundled - {"layernorm_nobias"} == _torch_ops()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("op", OPS)
+def test_matches_torch(op, dtype):
+    for name, args, ref in samples(dtype):
+        if name != op:
+            continue
+        fn = getattr(torch.ops.kgen, op)
+        if name in INPLACE:
+            before = [a.clone() if isinstance(a, torch.Tensor) else a
+                      for a in args]
+            fn(*args)
+            want = INPLACE[name](*before)
+            for i, w in zip(MUTATED[name], want):
+                _close(args[i], w, dtype)
+        elif name == "rmsnorm_quant_dynamic":
+            y, s = fn(*args)
+            x, w, eps = args
+            n = (w * (x.float() * torch.rsqrt(
+                x.float().pow(2).mean(-1, keepdim=True) + eps)).to(dtype))
+            want_s = n.float().abs().amax(-1, keepdim=True) / 448
+            torch.testing.assert_close(s, want_s, rtol=1e-5, atol=1e-7)
+            _close(y, (n.float() / want_s).to(torch.float8_e4m3fn), dtype)
+        else:
+            got = fn(*args)
+            want = ref(*args)
+            if isinstance(got, tuple):
+                for g, w in zip(got, want):
+                    _close(g, w, dtype)
+            else:
+                _close(got, want, dtype)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_opcheck(op):
+    for name, args, _ in samples():
+        if name == op:
+            torch.library.opcheck(getattr(torch.ops.kgen, op), args)
+
+
+def test_any_leading_dims_and_strided_rows():
+    x = torch.randn(2, 3, 4, 128)[..., :64]  # rows of 64 at stride 128
+    w = torch.randn(64)
+    y = kgen.rmsnorm(x, w)
+    torch.testing.assert_close(y, kgen.rmsnorm(x.contiguous(), w))
+    xt = torch.randn(4, 3, 64).transpose(0, 1)  # leading dims do not collapse
+    torch.testing.assert_close(kgen.rmsnorm(xt, w),
+                               kgen.rmsnorm(xt.contiguous(), w))
+    assert kgen.rmsnorm(torch.randn(0, 64), w).shape == (0, 64)
+
+
+def _raises(match, fn, *args):
+    with pytest.raises(RuntimeError, match=match):
+        fn(*args)
+
+
+def test_argument_errors():
+    x, w = torch.randn(4, 64), torch.randn(64)
+    _raises("'x' must be float32, float16 or bfloat16", kgen.rmsnorm,
+            x.int(), w)
+    _raises(r"'weight' must be \[64\]", kgen.rmsnorm, x, torch.randn(32))
+    _raises("'weight' must be BFloat16", kgen.rmsnorm, x.bfloat16(), w)
+    _raises("must be even", kgen.silu_and_mul, torch.randn(4, 63))
+    _raises("written in place", kgen.fused_add_rmsnorm,
+            torch.randn(64, 4).t(), torch.randn(4, 64), w)
+    _raises(r"'x' must be \[B, T, C\]", kgen.adaln, x, x, x)
+    _raises("scale must be > 0", kgen.silu_and_mul_quant,
+            torch.randn(4, 64), 0.0)
+    q, k = torch.randn(3, 4, 48), torch.randn(3, 2, 48)
+    _raises("rope_neox.*48", kgen.rope_neox, torch.arange(3), q, k,
+            torch.randn(8, 48))
+    _raises("'positions' must be Long", kgen.rope_neox, torch.arange(3).int(),
+            torch.randn(3, 4, 64), torch.randn(3, 2, 64), torch.randn(8, 64))
+
+
+def test_compile_fullgraph_no_breaks():
+    def block(x, w, r, q, k, cos, sin):
+        h, s = kgen.add_rmsnorm(x, r, w)
+        g = kgen.silu_and_mul(torch.cat([h, h], -1))
+        qo, ko = kgen.rope_hf(q, k, cos, sin)
+        return kgen.rmsnorm(g + s, w), qo.sum() + ko.sum()
+
+    args = (torch.randn(5, 64), torch.randn(64), torch.randn(5, 64),
+            torch.randn(5, 4, 64), torch.randn(5, 2, 64), torch.randn(5, 64),
+            torch.randn(5, 64))
+    explain = torch._dynamo.explain(block)(*args)
+    assert explain.graph_break_count == 0, explain.break_reasons
+    compiled = torch.compile(block, fullgraph=True, backend="aot_eager",
+                             dynamic=True)
+    for got, want in zip(compiled(*args), block(*args)):
+        torch.testing.assert_close(got, want)
