@@ -9,6 +9,9 @@
 #include <c10/cuda/CUDAStream.h>
 #include <c10/util/Exception.h>
 
+#include <string>
+#include <vector>
+
 namespace kgen::torch_ext {
 
 int64_t rowStride(const at::Tensor &t, int64_t rowDims) {
@@ -69,8 +72,12 @@ const char *kgenDtype(at::ScalarType t) { return dtypeOf(t).name; }
 
 Call::Call(const char *op, at::ScalarType dtype, int64_t length,
            bool fixedLength)
-    : op_(op), dtype_(dtype), length_(length), fixedLength_(fixedLength) {
-  args_.reserve(8);
+    : op_(op), dtype_(dtype), length_(length), fixedLength_(fixedLength) {}
+
+Call::Arg &Call::add() {
+  TORCH_INTERNAL_ASSERT(numArgs_ < args_.size(), "kgen::", op_,
+                        " passes too many arguments");
+  return args_[numArgs_++];
 }
 
 Call &Call::rows(const char *name, const at::Tensor &t, int64_t rowDims) {
@@ -78,24 +85,24 @@ Call &Call::rows(const char *name, const at::Tensor &t, int64_t rowDims) {
   TORCH_CHECK(stride >= 0, "kgen::", op_, ": '", name,
               "' must be rows with a dense last dim (shape ", t.sizes(),
               ", strides ", t.strides(), ")");
-  args_.push_back({name, KGEN_ARG_TENSOR, t, stride});
+  add() = {name, KGEN_ARG_TENSOR, t, stride};
   return *this;
 }
 
 Call &Call::whole(const char *name, const at::Tensor &t) {
   TORCH_CHECK(t.is_contiguous(), "kgen::", op_, ": '", name,
               "' must be contiguous (strides ", t.strides(), ")");
-  args_.push_back({name, KGEN_ARG_TENSOR, t, 0});
+  add() = {name, KGEN_ARG_TENSOR, t, 0};
   return *this;
 }
 
 Call &Call::scalar(const char *name, double value) {
-  args_.push_back({name, KGEN_ARG_SCALAR, {}, 0, value});
+  add() = {name, KGEN_ARG_SCALAR, {}, 0, value};
   return *this;
 }
 
 Call &Call::dim(const char *name, int64_t value) {
-  args_.push_back({name, KGEN_ARG_DIM, {}, 0, 0, value});
+  add() = {name, KGEN_ARG_DIM, {}, 0, 0, value};
   return *this;
 }
 
@@ -103,7 +110,8 @@ void Call::run(int64_t rows) {
   TORCH_CHECK(rows >= 0 && rows <= kMaxRows, "kgen::", op_, ": ", rows,
               " rows is out of range (at most ", kMaxRows, ")");
   const at::Tensor *first = nullptr;
-  for (const Arg &a : args_) {
+  for (size_t i = 0; i < numArgs_; ++i) {
+    const Arg &a = args_[i];
     if (a.kind != KGEN_ARG_TENSOR)
       continue;
     if (!first)
@@ -126,8 +134,9 @@ void Call::run(int64_t rows) {
 
 void Call::runCpu(int64_t rows) {
   std::vector<kgen_ref_arg> refs;
-  refs.reserve(args_.size());
-  for (const Arg &a : args_) {
+  refs.reserve(numArgs_);
+  for (size_t i = 0; i < numArgs_; ++i) {
+    const Arg &a = args_[i];
     if (a.kind == KGEN_ARG_TENSOR)
       refs.push_back({a.name, a.tensor.data_ptr(), a.rowStride, 0});
     else
@@ -152,9 +161,9 @@ void Call::runCuda(int64_t rows, at::Device device) {
   TORCH_INTERNAL_ASSERT(k->names.size() <= 16);
   for (size_t i = 0; i < k->names.size(); ++i) {
     const Arg *a = nullptr;
-    for (const Arg &c : args_)
-      if (k->names[i] == c.name)
-        a = &c;
+    for (size_t j = 0; j < numArgs_; ++j)
+      if (k->names[i] == args_[j].name)
+        a = &args_[j];
     TORCH_INTERNAL_ASSERT(a, "kgen::", op_, ": the wrapper does not pass '",
                           k->names[i], "'");
     kgen_arg &p = packed[i];
@@ -169,8 +178,8 @@ void Call::runCuda(int64_t rows, at::Device device) {
       p.ptr = a->tensor.data_ptr();
     }
   }
-  TORCH_INTERNAL_ASSERT(args_.size() <= k->names.size() + 1, "kgen::", op_,
-                        ": the wrapper passes ", args_.size(),
+  TORCH_INTERNAL_ASSERT(numArgs_ <= k->names.size() + 1, "kgen::", op_,
+                        ": the wrapper passes ", numArgs_,
                         " arguments, the kernel takes ", k->names.size());
   c10::DeviceGuard guard(device); // the device's primary context is current
   cudaStream_t stream =

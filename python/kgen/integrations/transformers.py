@@ -9,15 +9,15 @@ Gemma3 (and any model built of the same modules) it replaces:
 - the gated MLP: gate_proj and up_proj merge into one `gate_up_proj` GEMM
   at patch time, as vLLM does, followed by silu_and_mul or gelu_tanh_and_mul
   (the state dict then has gate_up_proj in place of the two);
-- `apply_rotary_pos_emb` of the model's modeling module with rope_hf (this
-  patches the module, so every model of that family in the process);
+- `apply_rotary_pos_emb` with rope_hf, in this model's attention modules
+  only (each gets a copy of its forward that reads kgen's function);
 - in Llama-style decoder layers, the residual add and the norm after
   attention with add_rmsnorm (out of place: the layer does not own its input).
 Each patch checks what its kernel needs (dtypes, head_dim, full rotary) when
 called and falls back to the original code otherwise. The per-family
 functions apply_kgen_to_llama etc. are the same call.
 """
-import importlib
+import inspect
 import types
 
 import torch
@@ -115,17 +115,53 @@ def _rope_hf(original):
         sin = sin.expand(b, t, d)
         qo, ko = _ops.rope_hf(q.transpose(1, 2), k.transpose(1, 2), cos, sin)
         return qo.transpose(1, 2), ko.transpose(1, 2)
-    apply_rotary_pos_emb._kgen_original = original
     return apply_rotary_pos_emb
 
 
-def _patch_rope(module_name):
-    mod = importlib.import_module(module_name)
-    fn = getattr(mod, "apply_rotary_pos_emb", None)
-    if fn is None:
+def _rebind(fn, name, value):
+    """A copy of `fn` whose global `name` is `value`, through decorators
+    that keep the wrapped function in a closure (functools.wraps); None
+    when `fn` does not read that global."""
+    inner = getattr(fn, "__wrapped__", None)
+    if inner is not None:
+        new_inner = _rebind(inner, name, value)
+        cells = fn.__closure__ or ()
+
+        def holds_inner(cell):
+            try:
+                return cell.cell_contents is inner
+            except ValueError:  # an empty cell
+                return False
+        if new_inner is None or not any(holds_inner(c) for c in cells):
+            return None
+        closure = tuple(types.CellType(new_inner) if holds_inner(c) else c
+                        for c in cells)
+        scope = fn.__globals__
+    elif name in fn.__code__.co_names:
+        closure = fn.__closure__
+        scope = dict(fn.__globals__)
+        scope[name] = value
+    else:
+        return None
+    new = types.FunctionType(fn.__code__, scope, fn.__name__,
+                             fn.__defaults__, closure)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    new.__dict__.update(fn.__dict__)
+    return new
+
+
+def _patch_rope(attention, cache):
+    """Points `attention`'s forward (this module only, not its class) at
+    rope_hf in place of the modeling module's apply_rotary_pos_emb."""
+    cls = type(attention)
+    if cls not in cache:
+        fn = inspect.unwrap(cls.forward)
+        original = fn.__globals__.get("apply_rotary_pos_emb")
+        cache[cls] = None if original is None else _rebind(
+            cls.forward, "apply_rotary_pos_emb", _rope_hf(original))
+    if cache[cls] is None:
         return False
-    if not hasattr(fn, "_kgen_original"):
-        mod.apply_rotary_pos_emb = _rope_hf(fn)
+    attention.forward = types.MethodType(cache[cls], attention)
     return True
 
 
@@ -161,7 +197,7 @@ def apply_kgen(model, rms_norm=True, swiglu=True, rope=True,
     config = getattr(model, "config", None)
     text_config = getattr(config, "get_text_config", lambda: config)()
     gated = _GATED.get(_act_name(text_config)) if text_config else None
-    rope_modules = set()
+    rope_cache = {}
     for module in model.modules():
         kind = _norm_kind(module)
         if rms_norm and kind and not hasattr(module, "_kgen_forward"):
@@ -171,12 +207,11 @@ def apply_kgen(model, rms_norm=True, swiglu=True, rope=True,
                 and hasattr(module, "up_proj") and hasattr(module, "down_proj")
                 and _merge_mlp(module, gated)):
             done["mlp"] += 1
-        mod = type(module).__module__
-        if rope and mod.startswith("transformers.models.") and \
-                type(module).__name__.endswith("Attention"):
-            rope_modules.add(mod)
-    for mod in sorted(rope_modules):
-        done["rope"] += _patch_rope(mod)
+        if (rope and type(module).__name__.endswith("Attention")
+                and not hasattr(module, "_kgen_rope")
+                and _patch_rope(module, rope_cache)):
+            module._kgen_rope = True
+            done["rope"] += 1
     if fused_add_norm:
         for module in model.modules():
             if _llama_style_layer(module) and not hasattr(module, "_kgen_forward"):
