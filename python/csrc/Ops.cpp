@@ -298,6 +298,15 @@ void rope(const char *op, bool partial, const Tensor &positions,
               cache.sizes());
   checkInPlace(op, q, "q", 2);
   checkInPlace(op, k, "k", 2);
+  // On the host a gather past the cache is checked here; on the GPU it is
+  // not (that would read the positions back and synchronize).
+  if (positions.is_cpu() && positions.numel()) {
+    auto [lo, hi] = at::aminmax(positions);
+    TORCH_CHECK(lo.item<int64_t>() >= 0 && hi.item<int64_t>() < cache.size(0),
+                "kgen::", op, ": positions must lie in [0, ", cache.size(0),
+                "), the rows of 'cos_sin_cache'; they span [",
+                lo.item<int64_t>(), ", ", hi.item<int64_t>(), "]");
+  }
   Call(op, q.scalar_type(), d, /*fixedLength=*/true)
       .rows("q", q, 2)
       .rows("k", k, 2)

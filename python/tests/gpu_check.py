@@ -295,24 +295,45 @@ def check_devices():
     if n < 2:
         row("several GPUs", True, f"skipped: {n} GPU")
         return
-    ok = True
-    for dev in range(n):
-        x = torch.randn(16, 4096, device=f"cuda:{dev}", dtype=torch.bfloat16)
+    worst, streams_ok = 0.0, True
+    for dev in reversed(range(n)):
+        x = torch.randn(64, 4096, device=f"cuda:{dev}", dtype=torch.bfloat16)
         w = torch.randn(4096, device=f"cuda:{dev}", dtype=torch.bfloat16)
-        with torch.cuda.device(0):  # current device differs from the tensors'
+        q = torch.randn(8, 32, 128, device=f"cuda:{dev}", dtype=torch.bfloat16)
+        k = torch.randn(8, 8, 128, device=f"cuda:{dev}", dtype=torch.bfloat16)
+        cs = torch.randn(8, 128, device=f"cuda:{dev}", dtype=torch.bfloat16)
+        with torch.cuda.device(0):  # the current device is not the tensors'
             y = kgen.rmsnorm(x, w)
-        ok &= y.device == x.device and torch.equal(
-            y.cpu(), kgen.rmsnorm(x.cpu(), w.cpu()))
-    row(f"several GPUs ({n})", ok)
+            qo, ko = kgen.rope_hf(q, k, cs, cs)
+        assert y.device == x.device and qo.device == q.device
+        worst = max(worst, tolerance_ratio(
+            y.cpu(), kgen.rmsnorm(x.cpu(), w.cpu())))
+        for got, want in zip((qo, ko), kgen.rope_hf(q.cpu(), k.cpu(),
+                                                     cs.cpu(), cs.cpu())):
+            worst = max(worst, tolerance_ratio(got.cpu(), want))
+        # On a side stream of that device: ordered after the fill on it.
+        s = torch.cuda.Stream(device=dev)
+        with torch.cuda.stream(s):
+            x.fill_(2.0)
+            y2 = kgen.rmsnorm(x, torch.ones_like(w))
+        s.synchronize()
+        streams_ok &= bool((y2 == 1.0).all())
+    row(f"several GPUs ({n}): each op on its tensors' device and stream",
+        worst <= 1 and streams_ok,
+        f"worst {worst:.2f} of the tolerance, side streams "
+        f"{'ordered' if streams_ok else 'WRONG'}")
 
 
 def main():
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}, kgen "
           f"{kgen.__version__} from {os.path.dirname(kgen.__file__)}")
-    for check in (check_ops, check_opcheck, check_layouts, host_cost,
-                  check_cuda_graph, check_models, check_diffusers,
-                  check_reduce_overhead,
-                  check_devices):
+    checks = (check_ops, check_opcheck, check_layouts, host_cost,
+              check_cuda_graph, check_models, check_diffusers,
+              check_reduce_overhead, check_devices)
+    only = os.environ.get("KGEN_CHECKS")  # e.g. "check_devices"
+    if only:
+        checks = [c for c in checks if c.__name__ in only.split(",")]
+    for check in checks:
         try:
             check()
         except Exception:  # noqa: BLE001

@@ -110,6 +110,9 @@ def test_argument_errors():
     q, k = torch.randn(3, 4, 48), torch.randn(3, 2, 48)
     _raises("rope_neox.*48", kgen.rope_neox, torch.arange(3), q, k,
             torch.randn(8, 48))
+    _raises(r"positions must lie in \[0, 8\)", kgen.rope_neox,
+            torch.tensor([0, 9, 1]), torch.randn(3, 4, 64),
+            torch.randn(3, 2, 64), torch.randn(8, 64))
     _raises("'positions' must be Long", kgen.rope_neox, torch.arange(3).int(),
             torch.randn(3, 4, 64), torch.randn(3, 2, 64), torch.randn(8, 64))
 
