@@ -10,16 +10,27 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-/tmp/kgen-gpu}
 mkdir -p "$out"
 site=$(mktemp -d)
+wheels=("$repo"/dist/*.whl)
 if python3 -m pip --version >/dev/null 2>&1; then
-  python3 -m pip install -q --no-deps --target "$site" "$repo"/dist/*.whl
+  python3 -m pip install -q --no-deps --target "$site" "${wheels[@]}"
   echo "installed with pip into $site"
 else
-  for w in "$repo"/dist/*.whl; do python3 -m zipfile -e "$w" "$site"; done
+  for w in "${wheels[@]}"; do python3 -m zipfile -e "$w" "$site"; done
   echo "no pip here: unpacked the wheels into $site"
+fi
+rc=0
+# The Hugging Face `kernels` layout, loaded in a process of its own (one
+# kgen library per process), where dist/ carries the kernels wheel.
+if [ -d "$site/kernels" ] && [ "${KGEN_SKIP_CHECK:-0}" != 1 ]; then
+  hub_site=$(mktemp -d) hub=$(mktemp -d)
+  cp -r "$site/kernels" "$site"/kernels-*.dist-info "$hub_site/"
+  bash "$repo/scripts/hub-layout.sh" "$repo"/dist/kgen-*.whl "$hub" >/dev/null
+  (cd /tmp && PYTHONPATH=$hub_site python3 "$repo/python/tests/hub_check.py" \
+     "$hub") > "$out/hub_check.log" 2>&1 || rc=1
+  tail -1 "$out/hub_check.log"
 fi
 export PYTHONPATH=$site
 cd /tmp
-rc=0
 if [ "${KGEN_SKIP_CHECK:-0}" != 1 ]; then
   python3 "$repo/python/tests/gpu_check.py" > "$out/gpu_check.log" 2>&1 || rc=1
   sed -n '/^| check/,$p' "$out/gpu_check.log"
