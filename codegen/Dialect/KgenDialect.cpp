@@ -52,9 +52,10 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "threads_per_row must be a power of two or a "
                           "multiple of 32 in [1, 1024], got "
                        << threadsPerRow;
-  if (rowsPerBlock < 1 || threadsPerRow * rowsPerBlock > 1024)
+  // Divided, not multiplied: a huge rows_per_block must not wrap into range.
+  if (rowsPerBlock < 1 || rowsPerBlock > 1024 / threadsPerRow)
     return emitError() << "a block of threads_per_row * rows_per_block = "
-                       << threadsPerRow * rowsPerBlock
+                       << threadsPerRow << " * " << rowsPerBlock
                        << " threads is outside [1, 1024]";
   if (launchRowsPerBlock < 0 || launchRowsPerBlock > rowsPerBlock)
     return emitError() << "launch_rows_per_block must be in [0, "

@@ -355,9 +355,20 @@ kgen.kernel @tpr0(%x: !kgen.rows<f32> {kgen.name = "x"})
 
 // -----
 
-// expected-error@+2 {{a block of threads_per_row * rows_per_block = 2048 threads is outside [1, 1024]}}
+// expected-error@+2 {{a block of threads_per_row * rows_per_block = 256 * 8 threads is outside [1, 1024]}}
 kgen.kernel @block_too_big(%x: !kgen.rows<f32> {kgen.name = "x"})
     attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 256, rowsPerBlock = 8, chunks = 1, reread = false>} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
+// 128 * (2^57 + 1) wraps to 128 in int64: still refused.
+// expected-error@+2 {{a block of threads_per_row * rows_per_block = 128 * 144115188075855873 threads is outside [1, 1024]}}
+kgen.kernel @block_wraps(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 128, rowsPerBlock = 144115188075855873, chunks = 1, reread = false>} {
   %n = arith.constant 4 : index
   kgen.domain %n
   kgen.return
@@ -385,7 +396,7 @@ kgen.kernel @launch_rows_negative(%x: !kgen.rows<f32> {kgen.name = "x"})
 
 // -----
 
-// expected-error@+2 {{a block of threads_per_row * rows_per_block = 0 threads is outside [1, 1024]}}
+// expected-error@+2 {{a block of threads_per_row * rows_per_block = 32 * 0 threads is outside [1, 1024]}}
 kgen.kernel @rpb0(%x: !kgen.rows<f32> {kgen.name = "x"})
     attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 32, rowsPerBlock = 0, chunks = 1, reread = false>} {
   %n = arith.constant 4 : index

@@ -403,7 +403,7 @@ kgen.kernel @dynamic_reduce_any_length(%x: !kgen.rows<bf16> {kgen.align = 16 : i
 
 // A forced schedule that #kgen.schedule rejects fails the pass.
 // BADTPR: error: 'kgen.kernel' op invalid schedule: threads_per_row must be a power of two or a multiple of 32 in [1, 1024], got 48
-// BADBLOCK: error: 'kgen.kernel' op invalid schedule: a block of threads_per_row * rows_per_block = 2048 threads is outside [1, 1024]
+// BADBLOCK: error: 'kgen.kernel' op invalid schedule: a block of threads_per_row * rows_per_block = 512 * 4 threads is outside [1, 1024]
 
 // An elementwise row of 11008 bf16 (1376 chunks): tiles of whole warps that
 // waste the fewest slots: 11 tiles of 128 threads x 1 chunk (1408 slots),
