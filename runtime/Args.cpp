@@ -15,6 +15,8 @@ namespace {
 // Rows from which a held variant takes at most 128 threads: the `min_rows`
 // kgen-make-variants gives a specialized kernel's `_vec_rows`.
 constexpr int64_t kManyRows = 8192;
+// The most rows any launch holds: 2^31-1 blocks of at most 1024 rows.
+constexpr int64_t kMaxRows = int64_t(INT32_MAX) * 1024;
 
 std::string hexAddress(uint64_t v) {
   static const char *digits = "0123456789abcdef";
@@ -58,6 +60,12 @@ public:
     if (rows < 0)
       return fail(KGEN_ERROR_INVALID_ARGUMENT,
                   "rows is " + std::to_string(rows) + ", must be >= 0");
+    // Refused first, so that rows times a variant's tiles cannot wrap below.
+    if (rows > kMaxRows)
+      return fail(KGEN_ERROR_INVALID_ARGUMENT,
+                  "rows " + std::to_string(rows) +
+                      " is more than the grid limit of 2^31-1 blocks of at "
+                      "most 1024 rows holds");
     // Every slot a param uses is written below: no fill (launches are hot).
     out.ptr.resize(n);
     out.stride.resize(n);
@@ -188,6 +196,14 @@ private:
       return fail(KGEN_ERROR_INVALID_ARGUMENT, argName(i) + " row_stride " +
                                                    std::to_string(stride) +
                                                    " overflows int64 bytes");
+    // The last row's offset must fit the kernel's int64 address arithmetic,
+    // or rows far apart would alias (the launch's rows bound the tensor's).
+    if (p.access == Param::Access::Rows && out.rows > 1 &&
+        out.rows - 1 > (INT64_MAX - rowLength * elem) / (stride * elem))
+      return fail(KGEN_ERROR_INVALID_ARGUMENT,
+                  argName(i) + " row_stride " + std::to_string(stride) +
+                      " times " + std::to_string(out.rows) +
+                      " rows overflows int64 bytes");
     out.ptr[i] = addr;
     out.stride[i] = stride;
     return KGEN_OK;

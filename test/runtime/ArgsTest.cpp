@@ -175,6 +175,15 @@ TEST_F(Args, StrideSmallerThanRow) {
   RmsnormArgs b;
   b.args[0].row_stride = INT64_MAX;
   expectRejected(b, 1, KGEN_ERROR_INVALID_ARGUMENT, {"overflows"});
+  // 2^13 rows of 2^51 bytes: the last row is 2^64 bytes in, aliasing row 0.
+  RmsnormArgs c;
+  c.args[0].row_stride = int64_t(1) << 50;
+  expectRejected(c, int64_t(1) << 13, KGEN_ERROR_INVALID_ARGUMENT,
+                 {"argument 'x' (#0) row_stride 1125899906842624 times 8192 "
+                  "rows overflows int64 bytes"});
+  size_t variant;
+  EXPECT_EQ(kernel.selectVariant(c.args, int64_t(1) << 12, variant), KGEN_OK)
+      << kgen::rt::lastError();
 }
 
 TEST_F(Args, Rows) {
@@ -402,6 +411,28 @@ TEST(ArgsRows, FewRowsVariantsFitOnlyUpToTheirMaxRows) {
   kgen::rt::placeRows(spec, bound, 132);
   EXPECT_EQ(bound.gridX, 28u);
   EXPECT_EQ(bound.blockX, 128u);
+}
+
+TEST(ArgsRows, RowsPastAnyGridAreRefusedBeforeTheyWrap) {
+  // Four blocks a row: (2^62 + 1) * 4 wraps int64 to 4 blocks.
+  kgen::rt::Kernel kernel;
+  ASSERT_EQ(
+      kernel.create(RmsnormPtx,
+                    replaced(RmsnormSpec,
+                             R"("entry": "rmsnorm_bf16_v8", "block": 128,)",
+                             R"("entry": "rmsnorm_bf16_v8", "block": 128, )"
+                             R"("tiles": 4,)")),
+      KGEN_OK)
+      << kgen::rt::lastError();
+  RmsnormArgs a;
+  for (int64_t rows : {(int64_t(1) << 62) + 1, (int64_t(1) << 61) + 1,
+                       INT64_MAX, int64_t(INT32_MAX) * 1024 + 1}) {
+    size_t variant = 99;
+    EXPECT_EQ(kernel.selectVariant(a.args, rows, variant),
+              KGEN_ERROR_INVALID_ARGUMENT)
+        << rows;
+    EXPECT_THAT(kgen::rt::lastError(), HasSubstr("grid limit")) << rows;
+  }
 }
 
 TEST(ArgsRows, SpecChecksTheFewRowsAndTheCluster) {
