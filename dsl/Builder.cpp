@@ -425,7 +425,15 @@ Expr Tensor::slice(Len start, Len length, int64_t stride,
     s.fail(loc, op,
            fmt::format("the length {} may be below 1", s.lenStr(length)));
   // The last element read is start + (length-1)*stride < rowLength.
-  Len last = start + (length - 1) * stride + 1;
+  Len last;
+  try {
+    last = start + (length - 1) * stride + 1;
+  } catch (const LenOverflow &) {
+    s.fail(loc, op,
+           fmt::format("the view's last element, {} + ({} - 1) * {}, is past "
+                       "int64",
+                       s.lenStr(start), s.lenStr(length), stride));
+  }
   if (!last.provablyLE(viewLength(t)))
     s.fail(loc, op,
            fmt::format("elements up to {} are read but a row of '{}' has {}; "

@@ -3,11 +3,27 @@
 
 namespace kgen {
 
+static int64_t add(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r))
+    throw LenOverflow("a length overflows int64: " + std::to_string(a) + " + " +
+                      std::to_string(b));
+  return r;
+}
+
+static int64_t mul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r))
+    throw LenOverflow("a length overflows int64: " + std::to_string(a) + " * " +
+                      std::to_string(b));
+  return r;
+}
+
 Len Len::operator+(const Len &o) const {
   Len r = *this;
-  r.constant += o.constant;
+  r.constant = add(r.constant, o.constant);
   for (auto [d, c] : o.terms)
-    if ((r.terms[d] += c) == 0)
+    if ((r.terms[d] = add(r.terms[d], c)) == 0)
       r.terms.erase(d);
   return r;
 }
@@ -18,16 +34,16 @@ Len Len::operator*(int64_t k) const {
   Len r;
   if (k == 0)
     return r;
-  r.constant = constant * k;
+  r.constant = mul(constant, k);
   for (auto [d, c] : terms)
-    r.terms[d] = c * k;
+    r.terms[d] = mul(c, k);
   return r;
 }
 
 int64_t Len::eval(const std::vector<int64_t> &dims) const {
   int64_t v = constant;
   for (auto [d, c] : terms)
-    v += c * dims.at(d);
+    v = add(v, mul(c, dims.at(d)));
   return v;
 }
 
@@ -37,7 +53,7 @@ Len::tryEval(const std::vector<std::optional<int64_t>> &dims) const {
   for (auto [d, c] : terms) {
     if (d >= (int)dims.size() || !dims[d])
       return std::nullopt;
-    v += c * *dims[d];
+    v = add(v, mul(c, *dims[d]));
   }
   return v;
 }
@@ -64,10 +80,14 @@ std::string Len::str(const std::vector<std::string> &dimNames) const {
 
 bool Len::provablyLE(const Len &o) const {
   // o - this = c + sum(ci * di) >= 0 for all di >= 1 iff every ci >= 0 and
-  // the value at di = 1 is >= 0.
-  Len diff = o - *this;
-  int64_t atOne = diff.constant;
-  for (auto [d, c] : diff.terms) {
+  // the value at di = 1 is >= 0. In 128 bits: int64 differences fit.
+  std::map<int, __int128> diff;
+  for (auto [d, c] : o.terms)
+    diff[d] += c;
+  for (auto [d, c] : terms)
+    diff[d] -= c;
+  __int128 atOne = (__int128)o.constant - constant;
+  for (auto [d, c] : diff) {
     if (c < 0)
       return false;
     atOne += c;

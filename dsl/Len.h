@@ -11,10 +11,18 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace kgen {
+
+/// Arithmetic on Lens is checked: a result past int64 throws this rather
+/// than wrap into a length that passes the DSL's checks.
+class LenOverflow : public std::overflow_error {
+public:
+  using std::overflow_error::overflow_error;
+};
 
 struct Len {
   int64_t constant = 0;
@@ -45,7 +53,8 @@ struct Len {
   tryEval(const std::vector<std::optional<int64_t>> &dims) const;
   /// "2*hidden+1", with the dims' names.
   std::string str(const std::vector<std::string> &dimNames) const;
-  /// True when this <= o for every assignment of dims >= 1.
+  /// True when this <= o for every assignment of dims >= 1 (never throws:
+  /// lengths whose difference is past int64 are not provably ordered).
   bool provablyLE(const Len &o) const;
 };
 

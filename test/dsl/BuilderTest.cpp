@@ -263,6 +263,31 @@ TEST(BuilderError, SliceOutOfRange) {
   expectUserError(c, line, "the length h-1 may be below 1");
 }
 
+TEST(BuilderError, LengthsThatWouldWrap) {
+  // Issue 39: start + (length - 1) * stride wrapped int64 and passed the
+  // range check, and a row length of INT64_MIN passed "at least 1".
+  Builder b("k");
+  Tensor x = b.input("x", DType::F32, 8);
+  int line = 0;
+  Caught c = catchUserError([&] { line = __LINE__; (void)x.slice(0, 3, INT64_MAX); });
+  expectUserError(c, line, "the view's last element, 0 + (3 - 1) * 9223372036854775807, is past int64");
+  c = catchUserError([&] { line = __LINE__; (void)b.input("y", DType::F32, Len(INT64_MIN)); });
+  expectUserError(c, line, "the row length -9223372036854775808 may be below 1");
+}
+
+TEST(Len, ArithmeticIsChecked) {
+  EXPECT_THROW((void)(Len(INT64_MAX) + 1), LenOverflow);
+  EXPECT_THROW((void)(Len(INT64_MIN) - 1), LenOverflow);
+  EXPECT_THROW((void)(Len::dim(0) * INT64_MAX * 2), LenOverflow);
+  EXPECT_EQ(Len::dim(0).eval({INT64_MAX}), INT64_MAX);
+  EXPECT_EQ((Len::dim(0) * 2 + 1).eval({3}), 7);
+  EXPECT_THROW((void)(Len::dim(0) * 2).eval({INT64_MAX}), LenOverflow);
+  // Ordering never wraps: INT64_MIN is below 1, INT64_MAX above INT64_MIN.
+  EXPECT_FALSE(Len(1).provablyLE(Len(INT64_MIN)));
+  EXPECT_TRUE(Len(INT64_MIN).provablyLE(Len(INT64_MAX)));
+  EXPECT_FALSE(Len(INT64_MAX).provablyLE(Len(INT64_MIN)));
+}
+
 TEST(BuilderError, SliceStride) {
   Fixture f;
   int line = 0;
