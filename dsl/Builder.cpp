@@ -260,13 +260,22 @@ int operandFor(BuilderState &s, const Operand &o, DType t,
   return keepF32 ? id : makeCast(s, id, t, o.loc);
 }
 
-bool dependsOnInput(const BuilderState &s, int id) {
-  const Node &n = s.node(id);
-  if (n.kind == NodeKind::Load)
-    return true;
-  for (int o : n.operands)
-    if (dependsOnInput(s, o))
+/// Whether `root` reads an input: each node is visited once, since a shared
+/// DAG (e = e + e, repeated) has exponentially many paths.
+bool dependsOnInput(const BuilderState &s, int root) {
+  std::vector<bool> seen(s.k.nodes.size());
+  std::vector<int> work{root};
+  while (!work.empty()) {
+    int id = work.back();
+    work.pop_back();
+    if (seen[id])
+      continue;
+    seen[id] = true;
+    const Node &n = s.node(id);
+    if (n.kind == NodeKind::Load)
       return true;
+    work.insert(work.end(), n.operands.begin(), n.operands.end());
+  }
   return false;
 }
 

@@ -306,6 +306,12 @@ TEST(BuilderError, OutputDependsOnNoInput) {
   expectUserError(c, line, "the value written depends on no input");
   c = catchUserError([&] { line = __LINE__; f.b.output("y", 1.0); });
   expectUserError(c, line, "at least one operand must be a kgen value");
+  // A DAG of 2^64 paths and 65 nodes: each node is checked once (issue 39).
+  Expr e = f.eps;
+  for (int i = 0; i < 64; ++i)
+    e = e + e;
+  c = catchUserError([&] { line = __LINE__; f.b.output("z", e); });
+  expectUserError(c, line, "the value written depends on no input");
 }
 
 TEST(BuilderError, OnlyNumbers) {
