@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <set>
 
 namespace kgen {
@@ -132,7 +133,10 @@ int resolve(BuilderState &s, const Operand &o, DType numberType,
     n.isWeak = true;
     n.constant = o.number;
     n.loc = SourceLoc::from(o.loc);
-    if (isInt(numberType) && o.number != (double)(int64_t)o.number)
+    // Range first: casting NaN, an infinity or 2^63 to int64 is undefined.
+    if (isInt(numberType) &&
+        !(std::isfinite(o.number) && o.number >= -0x1p63 &&
+          o.number < 0x1p63 && o.number == (double)(int64_t)o.number))
       s.fail(o.loc, op,
              fmt::format("the literal {} is not an integer but is combined "
                          "with an integer value; cast that value to f32 first",

@@ -358,6 +358,12 @@ TEST(BuilderError, IntWithFloat) {
   expectUserError(c, line, "cannot combine i32 with f32");
   c = catchUserError([&] { line = __LINE__; (void)(f.i + 0.5); });
   expectUserError(c, line, "the literal 0.5 is not an integer but is combined with an integer value");
+  // Past int64, NaN or an infinity: refused, never cast (that is undefined).
+  for (double v : {0x1p63, -0x1p64, std::nan(""), double(INFINITY)}) {
+    c = catchUserError([&] { line = __LINE__; (void)(f.i + v); });
+    expectUserError(c, line, "is not an integer but is combined with an integer value");
+  }
+  EXPECT_NO_THROW((void)(f.i + -0x1p63)); // INT64_MIN is an integer
   c = catchUserError([&] { line = __LINE__; (void)exp(f.i); });
   expectUserError(c, line, "exp() needs a float operand but got i32");
 }
