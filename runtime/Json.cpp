@@ -3,12 +3,37 @@
 #include "runtime/Json.h"
 
 #include <charconv>
+#include <unordered_set>
 
 namespace kgen::rt::json {
 namespace {
 
-// Bounds the recursion so hostile input cannot overflow the stack.
+// Bounds the recursion so hostile input cannot overflow the stack: values
+// nest at most MaxDepth deep (a bare scalar is depth 0).
 constexpr int MaxDepth = 64;
+// Specs are kilobytes; the cap bounds the memory a hostile one takes.
+constexpr size_t MaxBytes = size_t(4) << 20;
+
+/// The length of the well-formed UTF-8 sequence at s[i] (a byte >= 0x80),
+/// or 0: no overlong forms, no surrogates, nothing past U+10FFFF.
+size_t utf8Length(std::string_view s, size_t i) {
+  auto at = [&](size_t k) -> unsigned {
+    return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0;
+  };
+  auto cont = [&](size_t k) { return (at(k) & 0xC0) == 0x80; };
+  unsigned c = at(0);
+  if (c >= 0xC2 && c <= 0xDF)
+    return cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+    return at(1) >= lo && at(1) <= hi && cont(2) ? 3 : 0;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+    return at(1) >= lo && at(1) <= hi && cont(2) && cont(3) ? 4 : 0;
+  }
+  return 0;
+}
 
 class Parser {
 public:
@@ -76,7 +101,7 @@ private:
   }
 
   bool parseValue(Value &out, int depth) {
-    if (depth > MaxDepth)
+    if (depth >= MaxDepth)
       return fail("nesting deeper than " + std::to_string(MaxDepth));
     switch (peek()) {
     case '{':
@@ -112,6 +137,8 @@ private:
       ++pos;
       return true;
     }
+    // The keys seen, so that duplicates are found in linear time.
+    std::unordered_set<std::string> keys;
     while (true) {
       skipSpace();
       if (peek() != '"')
@@ -120,7 +147,7 @@ private:
       std::string key;
       if (!parseString(key))
         return false;
-      if (out.find(key))
+      if (!keys.insert(key).second)
         return failAt(keyPos, "duplicate key \"" + key + "\"");
       skipSpace();
       if (peek() != ':')
@@ -221,6 +248,14 @@ private:
       }
       if (static_cast<unsigned char>(c) < 0x20)
         return fail("control character in a string (escape it)");
+      if (static_cast<unsigned char>(c) >= 0x80) {
+        size_t n = utf8Length(text, pos);
+        if (!n)
+          return fail("invalid UTF-8 in a string");
+        out.append(text.substr(pos, n));
+        pos += n;
+        continue;
+      }
       if (c != '\\') {
         out += c;
         ++pos;
@@ -360,8 +395,13 @@ const char *kindName(Value::Kind kind) {
 }
 
 bool parse(std::string_view text, Value &out, std::string &err) {
-  Parser parser(text);
   out = Value();
+  if (text.size() > MaxBytes) {
+    err = std::to_string(text.size()) + " bytes is past the " +
+          std::to_string(MaxBytes) + "-byte limit of a spec";
+    return false;
+  }
+  Parser parser(text);
   if (!parser.parseDocument(out)) {
     err = parser.error;
     return false;

@@ -2,6 +2,8 @@
 
 #include "runtime/Json.h"
 
+#include <chrono>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -71,6 +73,49 @@ TEST(Json, RejectsMalformedInput) {
   EXPECT_THAT(parseError("// c\n{}"), HasSubstr("expected a JSON value"));
   EXPECT_THAT(parseError(std::string(100, '[') + std::string(100, ']')),
               HasSubstr("nesting deeper than"));
+}
+
+// Issue 39's audit of the reader: each of these failed before.
+TEST(Json, DepthLimitIsExact) {
+  Value v;
+  std::string err;
+  EXPECT_TRUE(parse(std::string(64, '[') + std::string(64, ']'), v, err))
+      << err;
+  EXPECT_THAT(parseError(std::string(65, '[') + std::string(65, ']')),
+              HasSubstr("nesting deeper than 64"));
+}
+
+TEST(Json, RefusesInvalidUtf8) {
+  Value v;
+  std::string err;
+  ASSERT_TRUE(parse("\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"", v, err))
+      << err;
+  EXPECT_EQ(v.string, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+  for (const char *bad :
+       {"\"\xff\"", "\"\xc0\x80\"", "\"\xc3\"", "\"\xed\xa0\x80\"",
+        "\"\xf4\x90\x80\x80\"", "\"\x80\""})
+    EXPECT_THAT(parseError(bad), HasSubstr("invalid UTF-8")) << bad;
+}
+
+TEST(Json, CapsTheInputSize) {
+  std::string big = "[" + std::string(size_t(4) << 20, ' ') + "]";
+  EXPECT_THAT(parseError(big), HasSubstr("-byte limit of a spec"));
+}
+
+TEST(Json, DuplicateKeysInLinearTime) {
+  // 200000 keys: the quadratic check took minutes; this takes milliseconds.
+  std::string text = "{";
+  for (int i = 0; i < 200000; ++i)
+    text += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":0";
+  text += "}";
+  Value v;
+  std::string err;
+  auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(parse(text, v, err)) << err;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  EXPECT_EQ(v.object.size(), 200000u);
+  EXPECT_THAT(parseError(text.substr(0, text.size() - 1) + ",\"k7\":1}"),
+              HasSubstr("duplicate key \"k7\""));
 }
 
 } // namespace
