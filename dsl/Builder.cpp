@@ -135,8 +135,8 @@ int resolve(BuilderState &s, const Operand &o, DType numberType,
     n.loc = SourceLoc::from(o.loc);
     // Range first: casting NaN, an infinity or 2^63 to int64 is undefined.
     if (isInt(numberType) &&
-        !(std::isfinite(o.number) && o.number >= -0x1p63 &&
-          o.number < 0x1p63 && o.number == (double)(int64_t)o.number))
+        !(std::isfinite(o.number) && o.number >= -0x1p63 && o.number < 0x1p63 &&
+          o.number == (double)(int64_t)o.number))
       s.fail(o.loc, op,
              fmt::format("the literal {} is not an integer but is combined "
                          "with an integer value; cast that value to f32 first",
@@ -590,21 +590,12 @@ Tensor Builder::gather(const std::string &name, DType dtype, Len rowLength,
   return t;
 }
 
-static Tensor declareHeads(BuilderState &s, std::shared_ptr<BuilderState> sp,
-                           const std::vector<HeadsPart> &parts, DType dtype,
-                           Len length, bool isInput,
-                           const std::source_location &loc) {
-  std::string op = isInput ? "heads()" : "outputHeads()";
-  s.checkUsable(loc, op);
-  if (parts.empty())
-    s.fail(loc, op, "give at least one {name, count} part");
-  checkAtLeastOne(s, length, "sub-row length", loc, op);
-  Len group = 0;
-  for (const HeadsPart &p : parts) {
-    checkAtLeastOne(s, p.count, "head count", loc, op);
-    group = group + p.count;
-  }
-  int head = (int)s.k.tensors.size();
+/// The tensors of heads(): one per part, whose maps chain from `head`.
+static void declareParts(BuilderState &s, std::shared_ptr<BuilderState> sp,
+                         const std::vector<HeadsPart> &parts, DType dtype,
+                         Len length, bool isInput,
+                         const std::source_location &loc, const std::string &op,
+                         Len group, int head) {
   Len first = 0;
   for (size_t i = 0; i < parts.size(); ++i) {
     const HeadsPart &p = parts[i];
@@ -630,6 +621,33 @@ static Tensor declareHeads(BuilderState &s, std::shared_ptr<BuilderState> sp,
     declare(s, sp, p.name, dtype, rowLength, Layout::Rows, isInput, loc,
             fmt::format("{} part '{}'", op, p.name), map);
     first = first + p.count;
+  }
+}
+
+static Tensor declareHeads(BuilderState &s, std::shared_ptr<BuilderState> sp,
+                           const std::vector<HeadsPart> &parts, DType dtype,
+                           Len length, bool isInput,
+                           const std::source_location &loc) {
+  std::string op = isInput ? "heads()" : "outputHeads()";
+  s.checkUsable(loc, op);
+  if (parts.empty())
+    s.fail(loc, op, "give at least one {name, count} part");
+  checkAtLeastOne(s, length, "sub-row length", loc, op);
+  Len group = 0;
+  for (const HeadsPart &p : parts) {
+    checkAtLeastOne(s, p.count, "head count", loc, op);
+    group = group + p.count;
+  }
+  int head = (int)s.k.tensors.size();
+  // All or nothing: when a part is refused, the parts declared before it go
+  // too, so that none is left with a map to tensors that never came.
+  try {
+    declareParts(s, sp, parts, dtype, length, isInput, loc, op, group, head);
+  } catch (...) {
+    for (size_t t = head; t < s.k.tensors.size(); ++t)
+      s.names.erase(s.k.tensors[t].name);
+    s.k.tensors.resize(head);
+    throw;
   }
   return Tensor(std::move(sp), head);
 }

@@ -51,6 +51,18 @@ TEST(RowMapBuilder, HeadsNeedAnAffineRowLength) {
   EXPECT_THAT(e, HasSubstr("a product of two dims; make the sub-row length"));
 }
 
+TEST(RowMapBuilder, HeadsAreAllOrNothing) {
+  // Issue 39: a refused part left the parts before it declared, their maps
+  // pointing at whatever tensor came next.
+  Builder b("k");
+  Len h = b.dim("heads"), d = b.dim("head_dim");
+  EXPECT_THROW(b.heads({{"q", 2}, {"k", h}}, DType::F32, d), UserError);
+  Tensor q = b.input("q", DType::F32, d); // the name is free again
+  EXPECT_EQ(q.index, 0);
+  Tensor x = b.heads({{"k", 2}, {"v", 2}}, DType::F32, d);
+  EXPECT_EQ(x.index, 1);
+}
+
 TEST(RowMapBuilder, GatherIndexMustBeAnIntegerPerRowInput) {
   int line = 0;
   std::string e = userError([&] {
