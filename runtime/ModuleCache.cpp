@@ -21,6 +21,9 @@ struct Function {
 };
 
 struct Module {
+  /// Held while the module loads (the driver may JIT its PTX for a long
+  /// time) and while its functions change; the cache's lock is not.
+  std::mutex mutex;
   std::shared_ptr<const std::string> image;
   CUmodule module = nullptr;
   int multiprocessors = 0; // of the context's device
@@ -120,35 +123,41 @@ kgen_status getFunction(const Driver &d, CUcontext ctx, uint64_t ctxKey,
                         CUfunction &out, int &multiprocessors,
                         std::string &err) {
   Cache &c = cache();
-  std::lock_guard<std::mutex> lock(c.mutex);
-  auto &bucket = c.modules[{imageHash, ctxKey}];
+  // The cache's lock only finds or adds the module; its load, under the
+  // module's own lock, blocks only launches of that module.
   Module *module = nullptr;
-  for (auto &m : bucket)
-    if (m->image == image || *m->image == *image)
-      module = m.get();
-  if (!module) {
-    auto fresh = std::make_unique<Module>();
-    fresh->image = image;
-    // Before the load, so that a failure leaves no module behind.
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    auto &bucket = c.modules[{imageHash, ctxKey}];
+    for (auto &m : bucket)
+      if (m->image == image || *m->image == *image)
+        module = m.get();
+    if (!module) {
+      bucket.push_back(std::make_unique<Module>());
+      module = bucket.back().get();
+      module->image = image;
+    }
+  }
+  std::lock_guard<std::mutex> lock(module->mutex);
+  if (!module->module && !module->failure) {
     CUdevice dev;
     CUresult r = d.ctxGetDevice(&dev);
     if (r == CUDA_SUCCESS)
-      r = d.deviceGetAttribute(&fresh->multiprocessors,
+      r = d.deviceGetAttribute(&module->multiprocessors,
                                CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
     if (r != CUDA_SUCCESS) {
       err = d.errorText(r, "the device's multiprocessor count");
       return KGEN_ERROR_CUDA;
     }
-    if (kgen_status st = loadModule(d, *image, fresh->module, err)) {
+    // A JIT failure is kept; other failures (out of memory) are retried.
+    if (kgen_status st = loadModule(d, *image, module->module, err)) {
+      module->module = nullptr;
       if (st == KGEN_ERROR_JIT) {
-        fresh->failure = st;
-        fresh->failureText = err;
-        bucket.push_back(std::move(fresh));
+        module->failure = st;
+        module->failureText = err;
       }
       return st;
     }
-    module = fresh.get();
-    bucket.push_back(std::move(fresh));
   }
   if (module->failure) {
     err = module->failureText;

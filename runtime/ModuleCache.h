@@ -3,7 +3,8 @@
 // JIT-compiling PTX is slow, so modules are loaded once per (image, context)
 // and kept for the life of the process; an image is PTX text or a cubin
 // (cuModuleLoadDataEx takes either). Functions are cached per (module,
-// entry). One mutex guards it all.
+// entry). The cache's mutex guards its table; each module's own mutex its
+// load and functions, so a long JIT blocks only launches of that module.
 //
 //===----------------------------------------------------------------------===//
 

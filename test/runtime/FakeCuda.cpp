@@ -2,6 +2,9 @@
 
 #include "FakeCuda.h"
 
+#include <chrono>
+#include <thread>
+
 #include <cuda.h>
 
 #include <cstring>
@@ -115,6 +118,18 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
                     "ptxas application ptx input, line 3; fatal   : Parsing "
                     "error near 'BROKEN'\n");
     return CUDA_ERROR_INVALID_PTX;
+  }
+  std::string slow;
+  int slowMs;
+  {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    slow = state().slowImage;
+    slowMs = state().slowLoadMs;
+  }
+  if (!slow.empty() &&
+      std::strstr(static_cast<const char *>(image), slow.c_str())) {
+    ++state().slowLoadsStarted;
+    std::this_thread::sleep_for(std::chrono::milliseconds(slowMs));
   }
   std::lock_guard<std::mutex> lock(state().mutex);
   ++state().moduleLoads;

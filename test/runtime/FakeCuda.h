@@ -9,6 +9,7 @@
 #ifndef KGEN_TEST_RUNTIME_FAKECUDA_H
 #define KGEN_TEST_RUNTIME_FAKECUDA_H
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -36,6 +37,11 @@ struct FakeCudaState {
   int launchResult = 0;       // CUresult cuLaunchKernel returns
   int computeCapability = 90; // major * 10 + minor of every device
   size_t paramSlots = 0;      // params cuLaunchKernel records
+  /// A module load whose image holds this text sleeps slowLoadMs first,
+  /// as the driver's JIT of a large PTX does (outside the fake's lock).
+  std::string slowImage;
+  int slowLoadMs = 0;
+  std::atomic<int> slowLoadsStarted{0};
   // Records.
   int retains = 0;
   int moduleLoads = 0;
@@ -55,6 +61,9 @@ struct FakeCudaState {
     computeCapability = 90;
     loadedImages.clear();
     paramSlots = 0;
+    slowImage.clear();
+    slowLoadMs = 0;
+    slowLoadsStarted = 0;
     moduleLoads = 0;
     sharedAttributes.clear();
     launches.clear();

@@ -15,6 +15,7 @@
 
 #include <dlfcn.h>
 
+#include <chrono>
 #include <cstring>
 #include <thread>
 
@@ -342,6 +343,36 @@ TEST_F(FakeDriver, ConcurrentLaunchesShareOneModule) {
     EXPECT_EQ(st, KGEN_OK);
   EXPECT_EQ(fake->moduleLoads, 1);
   EXPECT_EQ(fake->launches.size(), 400u);
+}
+
+TEST_F(FakeDriver, ALoadingModuleBlocksOnlyItsOwnLaunches) {
+  // Issue 39: a first launch's JIT held the module cache's lock, so every
+  // other launch in the process waited for it.
+  kgen::rt::Kernel slow, quick;
+  std::string slowPtx = ptx + "// SLOWJIT\n";
+  ASSERT_EQ(slow.create(slowPtx, RmsnormSpec), KGEN_OK);
+  ASSERT_EQ(quick.create(ptx, RmsnormSpec), KGEN_OK);
+  {
+    std::lock_guard<std::mutex> lock(fake->mutex);
+    fake->slowImage = "SLOWJIT";
+    fake->slowLoadMs = 1500;
+  }
+  RmsnormArgs a;
+  kgen_status slowResult = KGEN_ERROR_INTERNAL;
+  std::thread loader([&] {
+    if (kgen_device_open(0, nullptr) == KGEN_OK)
+      slowResult = slow.launch(a.args, 1);
+  });
+  while (fake->slowLoadsStarted == 0)
+    std::this_thread::yield();
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(quick.launch(a.args, 1), KGEN_OK) << kgen::rt::lastError();
+  auto waited = std::chrono::steady_clock::now() - t0;
+  loader.join();
+  EXPECT_EQ(slowResult, KGEN_OK);
+  EXPECT_LT(waited, std::chrono::milliseconds(750))
+      << "the other kernel's launch waited for the JIT";
+  EXPECT_EQ(fake->moduleLoads, 2);
 }
 
 TEST_F(FakeDriver, InternalApiFallsBackToOldEventSymbol) {
