@@ -5,7 +5,8 @@
                            [--out OUT_DIR] [--suite norms|views]
 
 Suites (--suite):
-  norms   (default) rmsnorm, gemma_rmsnorm, fused_add_rmsnorm, layernorm,
+  norms   (default) rmsnorm, gemma_rmsnorm, fused_add_rmsnorm, add_rmsnorm,
+          layernorm,
           softmax, silu_and_mul, gelu_tanh_and_mul; T (rows) in --tokens x
           hidden in --hiddens.
   views   the ops on views of their tensors:
@@ -92,8 +93,9 @@ sys.path.insert(0, HERE)
 import kgen_ctypes as kg  # noqa: E402
 
 DTYPE = "bf16"
-NORM_OPS = ["rmsnorm", "gemma_rmsnorm", "fused_add_rmsnorm", "layernorm",
-            "softmax", "rmsnorm_quant_static", "rmsnorm_quant_dynamic"]
+NORM_OPS = ["rmsnorm", "gemma_rmsnorm", "fused_add_rmsnorm", "add_rmsnorm",
+            "layernorm", "softmax", "rmsnorm_quant_static",
+            "rmsnorm_quant_dynamic"]
 ACT_OPS = ["silu_and_mul", "gelu_tanh_and_mul", "silu_and_mul_quant"]
 TOKENS = [1, 32, 512, 4096, 16384, 65536]
 HIDDENS = [2048, 4096, 8192, 16384]
@@ -288,6 +290,15 @@ OPS = {
                                          ("residual", "row", "inout", "randn"),
                                          ("weight", "vec", "in", "w1")],
         eager_in=["x", "residual", "weight"], compare=["x", "residual"],
+        scalars={"eps": 1e-6}),
+    # The same formula out of place: y and residual_out are new tensors.
+    "add_rmsnorm": dict(
+        fn=f_fused_add_rmsnorm, tensors=[("x", "row", "in", "randn"),
+                                         ("residual", "row", "in", "randn"),
+                                         ("weight", "vec", "in", "w1"),
+                                         ("y", "row", "out", None),
+                                         ("residual_out", "row", "out", None)],
+        eager_in=["x", "residual", "weight"], compare=["y", "residual_out"],
         scalars={"eps": 1e-6}),
     "layernorm": dict(
         fn=f_layernorm, tensors=[("x", "row", "in", "randn"),
