@@ -37,7 +37,7 @@ cat > "$out/metadata.json" <<JSON
   "id": "kgen",
   "name": "kgen",
   "version": 1,
-  "license": "Apache-2.0",
+  "license": "NOASSERTION",
   "python-depends": [],
   "backend": {"type": "cuda"}
 }
