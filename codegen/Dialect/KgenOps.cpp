@@ -86,9 +86,14 @@ LogicalResult KernelOp::verify() {
 //===----------------------------------------------------------------------===//
 
 /// Shared rules of a load's or store's view; `value` is the row or scalar.
+/// Element offsets of at most this, times an element of at most 8 bytes,
+/// fit the lowering's int64 address arithmetic.
+static constexpr int64_t kMaxElementOffset = int64_t(1) << 60;
+
 static LogicalResult verifyAccess(Operation *op, Type tensorType, Type value,
-                                  bool hasStart, int64_t stride,
+                                  Value start, int64_t stride,
                                   std::optional<int64_t> width) {
+  bool hasStart = !!start;
   Type elem = getTensorElementType(tensorType);
   if (stride < 1)
     return op->emitOpError("stride must be >= 1, got ") << stride;
@@ -109,19 +114,29 @@ static LogicalResult verifyAccess(Operation *op, Type tensorType, Type value,
   if (!tt || tt.getRank() != 1 || tt.getElementType() != elem)
     return op->emitOpError("row value of type ")
            << value << " must be a 1-D tensor of " << elem;
+  // A constant view must lie where addresses cannot wrap.
+  if (std::optional<int64_t> first = getConstantIntValue(start)) {
+    __int128 last = *first;
+    if (!tt.isDynamicDim(0))
+      last += (__int128)(tt.getDimSize(0) - 1) * stride;
+    if (*first < 0 || last >= kMaxElementOffset)
+      return op->emitOpError("a view from element ")
+             << *first << " (stride " << stride
+             << ") is outside [0, 2^60): its byte offsets would overflow";
+  }
   return success();
 }
 
 LogicalResult LoadOp::verify() {
   return verifyAccess(*this, getSource().getType(), getResult().getType(),
-                      !!getStart(), getStride(), getVectorWidth());
+                      getStart(), getStride(), getVectorWidth());
 }
 
 LogicalResult StoreOp::verify() {
   if (isa<ColumnVectorType>(getDest().getType()))
     return emitOpError("cannot write a !kgen.vector: it is shared by all rows");
   return verifyAccess(*this, getDest().getType(), getValue().getType(),
-                      !!getStart(), getStride(), getVectorWidth());
+                      getStart(), getStride(), getVectorWidth());
 }
 
 LogicalResult BroadcastOp::verify() {

@@ -222,6 +222,34 @@ kgen.kernel @rows_store_no_start(%x: !kgen.rows<f32> {kgen.name = "x"})
 
 // -----
 
+// A constant start whose byte offset wraps int64 (issue 39) is refused,
+// as is a negative one.
+kgen.kernel @load_start_wraps(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {n = 4 : i64}} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  %c = arith.constant 9223372036854775807 : index
+  // expected-error@+1 {{'kgen.load' op a view from element 9223372036854775807 (stride 1) is outside [0, 2^60): its byte offsets would overflow}}
+  %v = kgen.load %x[%c] : !kgen.rows<f32> -> tensor<4xf32>
+  kgen.return
+}
+
+// -----
+
+kgen.kernel @store_start_negative(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {n = 4 : i64}} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %m = arith.constant -2 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<f32> -> tensor<4xf32>
+  // expected-error@+1 {{'kgen.store' op a view from element -2 (stride 1) is outside [0, 2^60)}}
+  kgen.store %v, %x[%m] : tensor<4xf32>, !kgen.rows<f32>
+  kgen.return
+}
+
+// -----
+
 kgen.kernel @vector_load_no_start(%w: !kgen.vector<f32> {kgen.name = "w"})
     attributes {dims = {n = 4 : i64}} {
   %n = arith.constant 4 : index
