@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -13,6 +14,8 @@ struct BuilderState {
   Kernel k;
   bool built = false;
   std::set<std::string> names;
+  std::vector<int> depths; ///< Per node: operations deep (a leaf is 1).
+  bool hasRows = false;    ///< Some node is a row value.
 
   [[noreturn]] void fail(const std::source_location &loc, const std::string &op,
                          const std::string &what) const {
@@ -48,7 +51,27 @@ struct BuilderState {
                        name));
   }
 
-  int add(Node n) {
+  /// Appends a node made by `op` at n.loc, within kMaxExpressionDepth and
+  /// kMaxKernelNodes.
+  int add(Node n, const std::string &op) {
+    int depth = 1;
+    for (int o : n.operands)
+      depth = std::max(depth, depths[o] + 1);
+    if (depth > kMaxExpressionDepth)
+      userError(n.loc, k.name, op,
+                fmt::format("the expression is {} operations deep, past {}, "
+                            "the deepest kgen compiles; combine terms "
+                            "pairwise (a balanced tree) rather than in a "
+                            "chain, or split the op into several kernels",
+                            depth, kMaxExpressionDepth));
+    if (k.nodes.size() >= (size_t)kMaxKernelNodes)
+      userError(n.loc, k.name, op,
+                fmt::format("the kernel would have more than {} operations, "
+                            "the most kgen compiles; split the op into "
+                            "several kernels",
+                            kMaxKernelNodes));
+    depths.push_back(depth);
+    hasRows |= n.isRow;
     k.nodes.push_back(std::move(n));
     return (int)k.nodes.size() - 1;
   }
@@ -56,9 +79,6 @@ struct BuilderState {
   /// Records the domain on first use; later rows must have the same length.
   void unifyDomain(const Len &len, const std::source_location &loc,
                    const std::string &op) {
-    bool hasRows = false;
-    for (const Node &n : k.nodes)
-      hasRows |= n.isRow;
     if (!hasRows) {
       k.domain = len;
       return;
@@ -107,7 +127,7 @@ int loadPerRow(BuilderState &s, int tensor, const std::source_location &loc,
   n.isWeak = false;
   n.index = tensor;
   n.loc = SourceLoc::from(loc);
-  return s.add(n);
+  return s.add(n, op);
 }
 
 /// True when the strided views {a + i*sa} and {b + j*sb}, i, j < n, provably
@@ -141,7 +161,7 @@ int resolve(BuilderState &s, const Operand &o, DType numberType,
              fmt::format("the literal {} is not an integer but is combined "
                          "with an integer value; cast that value to f32 first",
                          o.number));
-    return s.add(n);
+    return s.add(n, op);
   }
   if (o.isTensor) {
     const TensorDecl &t = s.k.tensors[o.tensor.index];
@@ -239,8 +259,8 @@ DType promote(BuilderState &s, const Operand &a, const Operand &b,
   return DType::F32; // f32 with a narrow float, or bf16 with f16
 }
 
-int makeCast(BuilderState &s, int id, DType t,
-             const std::source_location &loc) {
+int makeCast(BuilderState &s, int id, DType t, const std::source_location &loc,
+             const std::string &op) {
   if (s.node(id).dtype == t)
     return id;
   Node n{};
@@ -250,7 +270,7 @@ int makeCast(BuilderState &s, int id, DType t,
   n.isWeak = s.node(id).isWeak;
   n.operands = {id};
   n.loc = SourceLoc::from(loc);
-  return s.add(n);
+  return s.add(n, op);
 }
 
 /// An operand converted to the op's dtype `t`. A weak float (literal or f32
@@ -261,7 +281,7 @@ int operandFor(BuilderState &s, const Operand &o, DType t,
   bool keepF32 = isNarrowFloat(t) && operandWeak(s, o) &&
                  (o.isNumber || operandType(s, o) == DType::F32);
   int id = resolve(s, o, keepF32 ? DType::F32 : t, op);
-  return keepF32 ? id : makeCast(s, id, t, o.loc);
+  return keepF32 ? id : makeCast(s, id, t, o.loc, op);
 }
 
 /// Whether `root` reads an input: each node is visited once, since a shared
@@ -296,7 +316,7 @@ int makeElementwise(BuilderState &s, Node n, std::vector<const Operand *> ops,
   n.isRow = isRow;
   n.isWeak = isWeak;
   n.loc = SourceLoc::from(ops.front()->loc);
-  return s.add(n);
+  return s.add(n, op);
 }
 
 Expr binary(BinaryOp bop, const Operand &a, const Operand &b) {
@@ -319,7 +339,7 @@ Expr binary(BinaryOp bop, const Operand &a, const Operand &b) {
   return Expr(a.isTensor   ? a.tensor.state
               : a.isNumber ? (b.isTensor ? b.tensor.state : b.expr.state)
                            : a.expr.state,
-              s.add(n));
+              s.add(n, op));
 }
 
 std::shared_ptr<BuilderState> sharedOf(const Operand &a) {
@@ -373,7 +393,7 @@ Expr reduction(ReduceOp rop, const Operand &a) {
   n.isWeak = false;
   n.operands = {id};
   n.loc = SourceLoc::from(a.loc);
-  return Expr(sharedOf(a), s.add(n));
+  return Expr(sharedOf(a), s.add(n, op));
 }
 
 } // namespace
@@ -405,7 +425,7 @@ Expr Expr::to(DType t, std::source_location loc) const {
     state->fail(loc, ".to()",
                 "a comparison result cannot be cast; use select(cond, 1.0, "
                 "0.0) to turn it into a number");
-  return Expr(state, makeCast(*state, id, t, loc));
+  return Expr(state, makeCast(*state, id, t, loc, ".to()"));
 }
 
 Expr Tensor::slice(Len start, Len length, int64_t stride,
@@ -463,7 +483,7 @@ Expr Tensor::slice(Len start, Len length, int64_t stride,
   n.start = start;
   n.stride = stride;
   n.loc = SourceLoc::from(loc);
-  return Expr(state, s.add(n));
+  return Expr(state, s.add(n, op));
 }
 
 Expr Tensor::to(DType t, std::source_location loc) const {
@@ -685,7 +705,7 @@ Expr Builder::scalar(const std::string &name, DType dtype,
   n.isWeak = true;
   n.index = (int)state->k.params.size() - 1;
   n.loc = SourceLoc::from(loc);
-  return Expr(state, state->add(n));
+  return Expr(state, state->add(n, op));
 }
 
 static int storedValue(BuilderState &s, const Operand &value,
@@ -855,7 +875,7 @@ Expr select(Operand cond, Operand a, Operand b) {
   n.isRow = s.node(ic).isRow || s.node(ia).isRow || s.node(ib).isRow;
   n.isWeak = s.node(ia).isWeak && s.node(ib).isWeak && s.node(ic).isWeak;
   n.loc = SourceLoc::from(cond.loc);
-  return Expr(sharedOf(cond), s.add(n));
+  return Expr(sharedOf(cond), s.add(n, op));
 }
 
 } // namespace kgen

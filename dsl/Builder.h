@@ -27,6 +27,14 @@
 
 namespace kgen {
 
+/// The most operations deep an expression may be. Codegen recurses through a
+/// row value's operands (kilobytes of stack a level) and its time grows faster
+/// than the depth; bundled ops are at most 16 deep.
+inline constexpr int kMaxExpressionDepth = 256;
+/// The most nodes (operations, loads, literals) a kernel may have: compile
+/// time and PTX size grow with them; bundled ops have at most 20.
+inline constexpr int kMaxKernelNodes = 1 << 14;
+
 namespace detail {
 struct BuilderState;
 } // namespace detail

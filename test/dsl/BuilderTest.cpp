@@ -586,3 +586,54 @@ TEST(BuilderError, EmptyExprAndTensor) {
   ASSERT_TRUE(c.thrown);
   EXPECT_THAT(c.what, HasSubstr("name() of an empty Tensor"));
 }
+
+TEST(BuilderError, ExpressionTooDeep) {
+  // A chain of x = x + 1.0 as deep as the cap builds; one more operation is
+  // refused at its own line. x * 1.0 is 2 deep (a load or a literal is 1).
+  Fixture f;
+  Expr e = f.x * 1.0;
+  for (int i = 2; i < kMaxExpressionDepth; ++i)
+    e = e + 1.0;
+  int line = 0;
+  Caught c = catchUserError([&] { line = __LINE__; (void)(e + 1.0); });
+  expectUserError(c, line, "kernel 'k', '+': the expression is " + std::to_string(kMaxExpressionDepth + 1) + " operations deep, past " + std::to_string(kMaxExpressionDepth) + ", the deepest kgen compiles");
+  c = catchUserError([&] { line = __LINE__; (void)exp(e); });
+  expectUserError(c, line, "exp(): the expression is");
+  c = catchUserError([&] { line = __LINE__; (void)e.to(DType::BF16); });
+  expectUserError(c, line, ".to(): the expression is");
+  c = catchUserError([&] { line = __LINE__; (void)(f.xb * e); });
+  expectUserError(c, line, "'*': the expression is");
+  c = catchUserError([&] { line = __LINE__; (void)select(f.x > 0, e, f.x); });
+  expectUserError(c, line, "select(): the expression is");
+  f.b.output("y", e);
+  EXPECT_EQ(f.b.build().stores.size(), 1u);
+}
+
+TEST(BuilderError, SharedExpressionTooDeep) {
+  // e = e + e doubles the paths, not the nodes: depth is what is capped.
+  Fixture f;
+  Expr e = f.x * 1.0;
+  for (int i = 2; i < kMaxExpressionDepth; ++i)
+    e = e + e;
+  int line = 0;
+  Caught c = catchUserError([&] { line = __LINE__; (void)(e * e); });
+  expectUserError(c, line, "'*': the expression is " + std::to_string(kMaxExpressionDepth + 1) + " operations deep");
+  f.b.output("y", e);
+  EXPECT_EQ(f.b.build().nodes.size(), size_t(kMaxExpressionDepth + 2));
+}
+
+TEST(BuilderError, TooManyNodes) {
+  // Operations each 2 deep: the node count is what is capped. A kernel of
+  // kMaxKernelNodes nodes builds.
+  Fixture f;
+  Expr y = f.x * 2.0;
+  int line = 0;
+  Caught c = catchUserError([&] {
+    for (int i = 0; i < kMaxKernelNodes; ++i) {
+      line = __LINE__; (void)(f.eps * 2.0);
+    }
+  });
+  expectUserError(c, line, "kernel 'k', '*': the kernel would have more than " + std::to_string(kMaxKernelNodes) + " operations, the most kgen compiles");
+  f.b.output("y", y);
+  EXPECT_EQ(f.b.build().nodes.size(), size_t(kMaxKernelNodes));
+}
