@@ -14,7 +14,7 @@ import lit.util
 config.name = "kgen"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
 
 config.test_source_root = os.path.dirname(__file__)
 
@@ -27,6 +27,7 @@ if not hasattr(config, "kgen_tools_dirs"):
         os.path.join(build, "tools", "kgen-opt"),
     ]
     config.llvm_tools_dir = "/usr/lib/llvm-22/bin"
+    config.kgen_cuda_path = os.environ.get("KGEN_CUDA_PATH", "/usr/local/cuda")
     config.test_exec_root = os.path.join(build, "lit")
 
 
@@ -63,3 +64,5 @@ config.substitutions.append((tool("kgen"), kgen))
 config.substitutions.append((tool("FileCheck"), filecheck))
 config.substitutions.append((tool("not"), not_))
 config.substitutions.append((tool("count"), count))
+# The CUDA toolkit kgen was configured with (lint and baseline run its ptxas).
+config.substitutions.append(("%cuda", config.kgen_cuda_path))

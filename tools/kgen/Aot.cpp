@@ -1,14 +1,12 @@
 //===- Aot.cpp - Ops as a C library with typed launchers ------------------===//
 #include "Aot.h"
+#include "Toolkit.h"
 
 #include "runtime/Spec.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FileUtilities.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <fmt/format.h>
@@ -284,69 +282,6 @@ std::string paramList(std::vector<std::string> params) {
   params.push_back("int64_t rows");
   params.push_back("void *stream");
   return llvm::join(params, ", ");
-}
-
-/// Finds ptxas, or returns "" with `why`.
-std::string findPtxas(const AotOptions &o, std::string &why) {
-  if (!o.ptxas.empty()) {
-    if (llvm::sys::fs::can_execute(o.ptxas))
-      return o.ptxas;
-    why = fmt::format("--ptxas {} is not an executable", o.ptxas);
-    return "";
-  }
-  llvm::SmallString<256> inCuda(o.cudaPath);
-  llvm::sys::path::append(inCuda, "bin", "ptxas");
-  if (llvm::sys::fs::can_execute(inCuda))
-    return std::string(inCuda);
-  if (auto onPath = llvm::sys::findProgramByName("ptxas"))
-    return *onPath;
-  why = fmt::format("no ptxas in {}/bin or on PATH", o.cudaPath);
-  return "";
-}
-
-/// Runs ptxas on `ptx` for `arch`; the cubin in `cubin`, or false and `err`.
-bool runPtxas(const std::string &ptxas, const std::string &arch,
-              const std::string &ptx, std::string &cubin, std::string &err) {
-  llvm::SmallString<128> in, out, log;
-  if (llvm::sys::fs::createTemporaryFile("kgen-aot", "ptx", in) ||
-      llvm::sys::fs::createTemporaryFile("kgen-aot", "cubin", out) ||
-      llvm::sys::fs::createTemporaryFile("kgen-aot", "log", log)) {
-    err = "cannot create a temporary file for ptxas";
-    return false;
-  }
-  llvm::FileRemover removeIn(in), removeOut(out), removeLog(log);
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(in, ec);
-    os << ptx;
-    os.close();
-    if (ec || os.has_error()) {
-      os.clear_error();
-      err = "cannot write a temporary file for ptxas";
-      return false;
-    }
-  }
-  std::string archFlag = "-arch=" + arch;
-  llvm::SmallVector<llvm::StringRef> argv = {ptxas, archFlag, "-o", out, in};
-  std::optional<llvm::StringRef> redirects[] = {
-      std::nullopt, llvm::StringRef(log), llvm::StringRef(log)};
-  std::string execErr;
-  int rc = llvm::sys::ExecuteAndWait(ptxas, argv, std::nullopt, redirects, 0, 0,
-                                     &execErr);
-  if (rc != 0) {
-    auto text = llvm::MemoryBuffer::getFile(log);
-    err = fmt::format("ptxas {} failed ({}): {}", archFlag,
-                      execErr.empty() ? "exit " + std::to_string(rc) : execErr,
-                      text ? (*text)->getBuffer().trim().str() : "");
-    return false;
-  }
-  auto bytes = llvm::MemoryBuffer::getFile(out, /*IsText=*/false);
-  if (!bytes) {
-    err = "cannot read ptxas's output";
-    return false;
-  }
-  cubin = (*bytes)->getBuffer().str();
-  return true;
 }
 
 class Writer {
@@ -695,7 +630,7 @@ int emitAot(const AotOptions &o, const Selection &sel,
   std::string ptxas;
   if (o.cubin != CubinMode::Off) {
     std::string why;
-    ptxas = findPtxas(o, why);
+    ptxas = findTool("ptxas", o.ptxas, o.cudaPath, why);
     if (ptxas.empty() && o.cubin == CubinMode::On)
       return fail("--cubin=on: " + why);
     if (ptxas.empty())
@@ -713,8 +648,10 @@ int emitAot(const AotOptions &o, const Selection &sel,
   // leaves that image PTX only; with --cubin=on it fails the library.
   compileJobs(jobs, base, codegen::Stage::Spec, threads, [&](Job &j) {
     size_t i = &j - jobs.data();
+    std::string report;
     if (!ptxas.empty() &&
-        !runPtxas(ptxas, j.arch, j.art.ptx, cubins[i], ptxasErrors[i]) &&
+        !runPtxas(ptxas, j.arch, j.art.ptx, /*verbose=*/false, cubins[i],
+                  report, ptxasErrors[i]) &&
         o.cubin == CubinMode::On)
       j.ok = false, j.error = ptxasErrors[i];
   });

@@ -4,6 +4,9 @@
 //   kgen emit OP --arch sm_90 --dtype bf16 [--hidden N] --emit=ptx [-o FILE]
 //   kgen bundle -o DIR [--archs sm_90,...] [--lengths 0,4096,...]
 //   kgen aot -o DIR --name LIB [--archs ...] [--lengths ...] [--ops ...]
+//   kgen lint --config FILE [--archs ...] [--lengths ...] [--ops ...]
+//   kgen baseline save FILE [--archs ...] [--lengths ...] [--ops ...]
+//   kgen diff FILE [--fail-on-regression] [--config FILE]
 //
 // The shipped kgen is this program linked with ops/; a user's generator is
 // the same program linked with the user's op files.
@@ -12,8 +15,10 @@
 #include "tools/kgen/Generator.h"
 
 #include "Aot.h"
+#include "Baseline.h"
 #include "Bundle.h"
 #include "Jobs.h"
+#include "Lint.h"
 
 #include "codegen/Pipeline/Pipeline.h"
 #include "dsl/Registry.h"
@@ -38,6 +43,16 @@ static cl::SubCommand
 static cl::SubCommand
     aotCmd("aot", "Compile ops into a C library: NAME.h, NAME.c, NAME.hpp with "
                   "embedded PTX and cubins and typed launch functions");
+
+static cl::SubCommand
+    lintCmd("lint", "Check each kernel's ptxas numbers and PTX/SASS against "
+                    "the rules of a JSON file");
+static cl::SubCommand
+    baselineCmd("baseline",
+                "baseline save FILE: store each kernel's artifact metrics");
+static cl::SubCommand
+    diffCmd("diff",
+            "diff FILE: measure a baseline's kernels again, show what changed");
 
 static cl::OptionCategory cat("kgen options");
 
@@ -94,33 +109,36 @@ static cl::opt<bool>
     debugIR("debug-ir",
             cl::desc("Print the IR after every pass and pass timings"),
             cl::init(false), cl::sub(emitCmd), cl::cat(cat));
-static cl::opt<std::string> cudaPath("cuda-path",
-                                     cl::desc("CUDA toolkit (for libdevice)"),
-                                     cl::init("/usr/local/cuda"),
-                                     cl::sub(emitCmd), cl::sub(bundleCmd),
-                                     cl::sub(aotCmd), cl::cat(cat));
+static cl::opt<std::string>
+    cudaPath("cuda-path", cl::desc("CUDA toolkit (for libdevice)"),
+             cl::init("/usr/local/cuda"), cl::sub(emitCmd), cl::sub(bundleCmd),
+             cl::sub(aotCmd), cl::sub(lintCmd), cl::sub(baselineCmd),
+             cl::sub(diffCmd), cl::cat(cat));
 static cl::list<std::string> bundleArchs("archs",
                                          cl::desc("Archs to compile for"),
                                          cl::CommaSeparated, cl::sub(bundleCmd),
-                                         cl::sub(aotCmd), cl::cat(cat));
+                                         cl::sub(aotCmd), cl::sub(lintCmd),
+                                         cl::sub(baselineCmd), cl::cat(cat));
 static cl::list<int64_t>
     bundleLengths("lengths",
                   cl::desc("Row lengths (the op's main dim) to specialize "
                            "on; 0 = the dynamic kernel"),
                   cl::CommaSeparated, cl::sub(bundleCmd), cl::sub(aotCmd),
-                  cl::cat(cat));
+                  cl::sub(lintCmd), cl::sub(baselineCmd), cl::cat(cat));
 
 static cl::list<std::string>
     bundleOps("ops", cl::desc("Ops to compile (default: all)"),
               cl::CommaSeparated, cl::sub(bundleCmd), cl::sub(aotCmd),
-              cl::cat(cat));
+              cl::sub(lintCmd), cl::sub(baselineCmd), cl::cat(cat));
 static cl::opt<unsigned>
     bundleJobs("jobs", cl::desc("Threads compiling (default: every core)"),
-               cl::init(0), cl::sub(bundleCmd), cl::sub(aotCmd), cl::cat(cat));
+               cl::init(0), cl::sub(bundleCmd), cl::sub(aotCmd),
+               cl::sub(lintCmd), cl::sub(baselineCmd), cl::sub(diffCmd),
+               cl::cat(cat));
 static cl::list<std::string>
     bundleDtypes("dtypes", cl::desc("Dtypes to compile (default: each op's)"),
                  cl::CommaSeparated, cl::sub(bundleCmd), cl::sub(aotCmd),
-                 cl::cat(cat));
+                 cl::sub(lintCmd), cl::sub(baselineCmd), cl::cat(cat));
 static cl::opt<std::string>
     libName("name",
             cl::desc("The library's name: file names, C prefix and "
@@ -136,7 +154,40 @@ static cl::opt<tools::CubinMode> cubinMode(
     cl::sub(aotCmd), cl::cat(cat));
 static cl::opt<std::string> ptxasPath(
     "ptxas", cl::desc("ptxas to run (default: CUDA_PATH/bin/ptxas, then PATH)"),
-    cl::sub(aotCmd), cl::cat(cat));
+    cl::sub(aotCmd), cl::sub(lintCmd), cl::sub(baselineCmd), cl::sub(diffCmd),
+    cl::cat(cat));
+static cl::opt<std::string> cuobjdumpPath(
+    "cuobjdump",
+    cl::desc("cuobjdump for SASS (default: CUDA_PATH/bin/cuobjdump, then "
+             "PATH; without one SASS is not measured)"),
+    cl::sub(lintCmd), cl::sub(baselineCmd), cl::sub(diffCmd), cl::cat(cat));
+static cl::opt<std::string> lintConfig("config",
+                                       cl::desc("The lint rules (a JSON file)"),
+                                       cl::value_desc("file"), cl::sub(lintCmd),
+                                       cl::sub(diffCmd), cl::cat(cat));
+static cl::opt<bool> verbose("v",
+                             cl::desc("lint: a line per entry; diff: "
+                                      "every changed metric"),
+                             cl::init(false), cl::sub(lintCmd),
+                             cl::sub(diffCmd), cl::cat(cat));
+static cl::list<std::string> baselineArgs(cl::Positional, cl::desc("save FILE"),
+                                          cl::sub(baselineCmd));
+static cl::opt<std::string> diffFile(cl::Positional, cl::desc("<baseline>"),
+                                     cl::sub(diffCmd));
+static cl::opt<bool> failOnRegression(
+    "fail-on-regression",
+    cl::desc("Exit 1 when a metric regressed (a kernel or entry gone, spills "
+             "or stack grown, registers past --registers-slack, PTX lines or "
+             "SASS past --growth-slack)"),
+    cl::init(false), cl::sub(diffCmd), cl::cat(cat));
+static cl::opt<int64_t>
+    registersSlack("registers-slack",
+                   cl::desc("Registers an entry may gain (default 0)"),
+                   cl::init(0), cl::sub(diffCmd), cl::cat(cat));
+static cl::opt<double> growthSlack(
+    "growth-slack",
+    cl::desc("Share PTX lines and SASS instructions may grow (default 0.05)"),
+    cl::init(0.05), cl::sub(diffCmd), cl::cat(cat));
 static cl::list<std::string> bundledOps(
     "bundled",
     cl::desc("aot with --user-ops: also these ops that ship with kgen"),
@@ -337,6 +388,46 @@ static int runAot() {
   return tools::emitAot(aot, sel, compileOptions(), jobCount());
 }
 
+static int runLint() {
+  tools::Selection sel;
+  if (!selection(sel, {0, 4096}))
+    return 1;
+  tools::LintOptions o;
+  o.config = lintConfig;
+  o.ptxas = ptxasPath;
+  o.cuobjdump = cuobjdumpPath;
+  o.cudaPath = cudaPath;
+  o.verbose = verbose;
+  return tools::runLint(o, sel, compileOptions(), jobCount());
+}
+
+static tools::BaselineTools baselineTools() {
+  return {ptxasPath, cuobjdumpPath, cudaPath};
+}
+
+static int runBaseline() {
+  if (baselineArgs.size() != 2 || baselineArgs[0] != "save")
+    return fail("expected `kgen baseline save FILE`");
+  tools::Selection sel;
+  if (!selection(sel, {0, 4096}))
+    return 1;
+  return tools::saveBaseline(baselineArgs[1], sel, compileOptions(), jobCount(),
+                             baselineTools());
+}
+
+static int runDiff() {
+  if (diffFile.empty())
+    return fail("expected `kgen diff FILE`, FILE from `kgen baseline save`");
+  if (registersSlack < 0 || growthSlack < 0)
+    return fail("--registers-slack and --growth-slack must be >= 0");
+  tools::DiffOptions o;
+  o.registersSlack = registersSlack;
+  o.growthSlack = growthSlack;
+  o.verbose = verbose;
+  return tools::runDiff(diffFile, o, failOnRegression, lintConfig,
+                        compileOptions(), jobCount(), baselineTools());
+}
+
 static void printVersion(llvm::raw_ostream &os) {
   os << "kgen " << KGEN_VERSION << " (LLVM " << LLVM_VERSION_STRING << ")\n";
 }
@@ -352,7 +443,9 @@ int kgen::generatorMain(int argc, char **argv) {
       "  kgen emit rmsnorm --arch sm_90 --dtype bf16 --hidden 4096 --emit=ptx\n"
       "  kgen bundle -o kernels --archs sm_90 --lengths 0,4096\n"
       "  kgen aot -o out --name my_kernels --archs sm_80,sm_90 --lengths "
-      "0,4096\n");
+      "0,4096\n"
+      "  kgen lint --config ops/lint.json --archs sm_90\n"
+      "  kgen baseline save base.json --archs sm_90 && kgen diff base.json\n");
   // A broken registration (a duplicate name, no kernel) is the op author's
   // mistake: report it with its file and line before doing anything.
   std::vector<std::string> errors = checkRegistry();
@@ -368,6 +461,12 @@ int kgen::generatorMain(int argc, char **argv) {
     return runBundle();
   if (aotCmd)
     return runAot();
-  return fail(
-      "expected a command: list, emit, bundle or aot (see kgen --help)");
+  if (lintCmd)
+    return runLint();
+  if (baselineCmd)
+    return runBaseline();
+  if (diffCmd)
+    return runDiff();
+  return fail("expected a command: list, emit, bundle, aot, lint, baseline "
+              "or diff (see kgen --help)");
 }

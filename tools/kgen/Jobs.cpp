@@ -3,6 +3,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -153,6 +154,21 @@ bool writeFile(const std::string &path, const std::string &text) {
     os.clear_error();
     llvm::errs() << "kgen: error: cannot write " << path << ": " << ec.message()
                  << "\n";
+    return false;
+  }
+  return true;
+}
+
+bool readJsonFile(const std::string &path, rt::json::Value &out,
+                  std::string &err) {
+  auto buf = llvm::MemoryBuffer::getFile(path);
+  if (!buf) {
+    err = fmt::format("cannot read {}: {}", path, buf.getError().message());
+    return false;
+  }
+  std::string why;
+  if (!rt::json::parse((*buf)->getBuffer(), out, why)) {
+    err = fmt::format("{}: {}", path, why);
     return false;
   }
   return true;

@@ -5,6 +5,7 @@
 
 #include "codegen/Pipeline/Pipeline.h"
 #include "dsl/Registry.h"
+#include "runtime/Json.h"
 
 #include <functional>
 #include <string>
@@ -58,6 +59,10 @@ void compileJobs(std::vector<Job> &jobs, const codegen::CompileOptions &base,
 /// Writes `text` to `path`; on failure prints "kgen: error: cannot write ..."
 /// and returns false.
 bool writeFile(const std::string &path, const std::string &text);
+/// Reads and parses the JSON file `path` (the runtime's strict reader, with
+/// its size and depth caps); false with `err` ("PATH: line L, ...").
+bool readJsonFile(const std::string &path, rt::json::Value &out,
+                  std::string &err);
 /// Creates folder `dir` and its parents, or prints why not.
 bool makeFolder(const std::string &dir);
 
