@@ -441,8 +441,10 @@ private:
     if (!isIdentifier(var.entry))
       return r.fail(path, "'" + var.entry + "' is not a valid entry name");
     std::string at = path + " ('" + var.entry + "')";
+    // A row takes block / rows_per_block threads: at least one, or the
+    // launch would have a block of no threads.
     if (!r.getInt(v, at, "block", 1, 1024, block) ||
-        !r.getInt(v, at, "rows_per_block", 1, INT32_MAX, rowsPerBlock,
+        !r.getInt(v, at, "rows_per_block", 1, block, rowsPerBlock,
                   /*required=*/false) ||
         !r.getInt(v, at, "shared_bytes", 0, INT32_MAX, sharedBytes,
                   /*required=*/false) ||

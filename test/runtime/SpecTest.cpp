@@ -177,6 +177,11 @@ TEST(KernelCreate, RejectsBadValues) {
                 "'block' must be an integer");
   expectInvalid(replaced(RmsnormSpec, "\"block\": 128", "\"block\": \"128\""),
                 "'block' must be an integer");
+  // More rows a block than threads gave a launch of blocks of 0 threads.
+  expectInvalid(replaced(RmsnormSpec, "\"rows_per_block\": 1,",
+                         "\"rows_per_block\": 129,"),
+                "variants[0] ('rmsnorm_bf16_v8'): 'rows_per_block' is 129, "
+                "must be in [1, 128]");
   expectInvalid(
       replaced(RmsnormSpec, "\"kind\": \"dim\"", "\"kind\": \"shape\""),
       "unknown kind 'shape'");
