@@ -621,16 +621,21 @@ static void declareParts(BuilderState &s, std::shared_ptr<BuilderState> sp,
     const HeadsPart &p = parts[i];
     // Row lengths are affine in the dims: one factor must be a constant.
     Len rowLength;
-    if (length.isConstant())
-      rowLength = p.count * length.constant;
-    else if (p.count.isConstant())
-      rowLength = length * p.count.constant;
-    else
+    if (!length.isConstant() && !p.count.isConstant())
       s.fail(loc, op,
              fmt::format("'{}' would have rows of {} x {} elements, a product "
                          "of two dims; make the sub-row length (or the "
                          "count) a constant",
                          p.name, s.lenStr(p.count), s.lenStr(length)));
+    try {
+      rowLength = length.isConstant() ? p.count * length.constant
+                                      : length * p.count.constant;
+    } catch (const LenOverflow &) {
+      s.fail(loc, op,
+             fmt::format("'{}' would have rows of {} x {} elements, past "
+                         "int64",
+                         p.name, s.lenStr(p.count), s.lenStr(length)));
+    }
     RowMap map;
     map.group = group;
     map.subLength = length;
@@ -656,7 +661,13 @@ static Tensor declareHeads(BuilderState &s, std::shared_ptr<BuilderState> sp,
   Len group = 0;
   for (const HeadsPart &p : parts) {
     checkAtLeastOne(s, p.count, "head count", loc, op);
-    group = group + p.count;
+    try {
+      group = group + p.count;
+    } catch (const LenOverflow &) {
+      s.fail(loc, op,
+             fmt::format("the total head count, {} + {}, is past int64",
+                         s.lenStr(group), s.lenStr(p.count)));
+    }
   }
   int head = (int)s.k.tensors.size();
   // All or nothing: when a part is refused, the parts declared before it go
@@ -794,7 +805,15 @@ void Builder::storeSlice(const Tensor &dst, Len start, int64_t stride,
                        dtypeStr(t.dtype)));
   if (stride < 1)
     s.fail(loc, op, fmt::format("the stride must be >= 1 but is {}", stride));
-  Len last = start + (s.k.domain - 1) * stride + 1;
+  Len last;
+  try {
+    last = start + (s.k.domain - 1) * stride + 1;
+  } catch (const LenOverflow &) {
+    s.fail(loc, op,
+           fmt::format("the last element written, {} + ({} - 1) * {}, is "
+                       "past int64",
+                       s.lenStr(start), s.lenStr(s.k.domain), stride));
+  }
   if (!Len(0).provablyLE(start) || !last.provablyLE(viewLength(t)))
     s.fail(loc, op,
            fmt::format("elements up to {} are written but a row of '{}' has "

@@ -275,6 +275,33 @@ TEST(BuilderError, LengthsThatWouldWrap) {
   expectUserError(c, line, "the row length -9223372036854775808 may be below 1");
 }
 
+TEST(BuilderError, HeadsCountThatWouldWrap) {
+  Builder b("k");
+  int line = 0;
+  Caught c = catchUserError([&] { line = __LINE__; (void)b.heads({{"q", Len(INT64_MAX)}, {"k", 1}}, DType::BF16, 8); });
+  expectUserError(c, line, "the total head count, 9223372036854775807 + 1, is past int64");
+}
+
+TEST(BuilderError, HeadsRowLengthThatWouldWrap) {
+  // count * length past int64 in the second part: a user error at the call,
+  // and the first part is not left declared.
+  Builder b("k");
+  int line = 0;
+  Caught c = catchUserError([&] { line = __LINE__; (void)b.outputHeads({{"a", 1}, {"q", Len(INT64_MAX / 4)}}, DType::BF16, 8); });
+  expectUserError(c, line, "'q' would have rows of 2305843009213693951 x 8 elements, past int64");
+  Tensor a = b.input("a", DType::BF16, 8); // the name is free again
+  EXPECT_EQ(a.name(), "a");
+}
+
+TEST(BuilderError, StoreSliceLengthsThatWouldWrap) {
+  Builder b("k");
+  Tensor x = b.input("x", DType::F32, 8);
+  Tensor y = b.output("y", DType::F32, 8);
+  int line = 0;
+  Caught c = catchUserError([&] { line = __LINE__; b.storeSlice(y, Len(INT64_MAX), 1, x * 2.0); });
+  expectUserError(c, line, "the last element written, 9223372036854775807 + (8 - 1) * 1, is past int64");
+}
+
 TEST(Len, ArithmeticIsChecked) {
   EXPECT_THROW((void)(Len(INT64_MAX) + 1), LenOverflow);
   EXPECT_THROW((void)(Len(INT64_MIN) - 1), LenOverflow);
