@@ -68,7 +68,8 @@ struct Bindings {
 struct InterpretOptions {
   /// Random rounding (Monte Carlo arithmetic): when set, each float result
   /// of arithmetic (unary, binary, a reduction, and each partial sum of a
-  /// sum, which then adds pairwise) is moved by up to half an ulp of its
+  /// sum, which adds up to four terms in turn, then those sums pairwise, as
+  /// a GPU's threads and tree do) is moved by up to half an ulp of its
   /// dtype, at random from this seed, and not rounded. Exact results,
   /// loads, casts, max/min and integers stay exact. How far an output moves
   /// then measures how much rounding it amplifies (roundingSlack below).
@@ -114,14 +115,16 @@ bool withinTolerance(DType t, double got, double ref, Tolerance tol);
 /// `norm * (1 + scale) + shift` may cancel to 0.3 from terms near 8, and a
 /// layernorm row of seven elements near 32 may have a spread of 0.1, so the
 /// GPU's f32 sum order alone moves the output past 1e-5. A check that finds
-/// an f32 output outside its tolerance runs interpret() again
+/// a float output outside its tolerance runs interpret() again
 /// kPerturbedRuns times with perturbSeed set, and accepts the value if it is
 /// within the tolerance whose atol has grown by roundingSlack:
 /// kSpreadFactor times the largest |perturbed - ref|. A well-conditioned
 /// output moves by an ulp or two and gets no real slack; a formula that
 /// loses what the reference keeps (a variance as mean(x^2) - mean(x)^2)
 /// still fails (InterpreterTest's RandomRounding tests). Narrower outputs
-/// take none: their rtol of 2 ulps already covers a flipped rounding.
+/// take slack only where the perturbed outputs spread past one ulp of their
+/// dtype: a flipped rounding is their rtol's, more is f32 work amplified
+/// before the cast (gelu's 1 + erf(x) far below 0).
 inline constexpr int kPerturbedRuns = 16;
 inline constexpr double kSpreadFactor = 4;
 double roundingSlack(DType outDtype, double ref,

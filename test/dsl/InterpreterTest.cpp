@@ -805,8 +805,25 @@ TEST(RandomRounding, ChangesFloatArithmeticOnlyBySeed) {
     EXPECT_LE(std::fabs(a[e] - ref[e]), 4 * 0x1p-22) << e;
     EXPECT_LT(roundingSlack(DType::F32, ref[e], {a[e]}), 1e-5) << e;
   }
-  EXPECT_EQ(roundingSlack(DType::BF16, 1.0, {2.0}), 0);
+  // A narrow output: a flipped rounding (one bf16 ulp at 1) gets no slack,
+  // an amplified spread does.
+  EXPECT_EQ(roundingSlack(DType::BF16, 1.0, {1.0 + 0x1p-7}), 0);
+  EXPECT_EQ(roundingSlack(DType::BF16, 1.0, {1.5}), 2.0);
   EXPECT_EQ(roundingSlack(DType::F32, 1.0, {1.5, 0.0}), 4.0);
+}
+
+// A row of one value: a GPU thread's x + x + x rounds, so its mean is off by
+// an ulp, which rsqrt(eps) amplifies; a tree of equal terms stays exact and
+// gave such rows no slack (kgen-fuzz's constant rows on layernorm f32).
+TEST(RandomRounding, MovesSumsOfEqualTerms) {
+  Kernel k = plainLayernorm(false);
+  for (int64_t h : {7, 4096}) {
+    std::vector<double> x(size_t(h) * 2, f32(32.3));
+    std::vector<double> ref = layernormOf(k, x, h, std::nullopt);
+    std::vector<double> a = layernormOf(k, x, h, 5);
+    EXPECT_EQ(ref[0], 0.0) << h;
+    EXPECT_GT(roundingSlack(DType::F32, ref[0], {a[0]}), 1e-5) << h;
+  }
 }
 
 // The GPU failures this was built for: a correct kernel's f32 output sits
