@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Installs what kgen builds with (idempotent): LLVM/MLIR 22, lit/FileCheck,
 # fmt, GoogleTest, Google Benchmark, CMake, Ninja and pkg-config from Debian
-# (the examples test reads the runtime's .pc file). The CUDA
+# (the examples test reads the runtime's .pc file), and clang with libFuzzer
+# (the runtime's C++17 build and test/fuzz's targets). The CUDA
 # toolkit (headers, ptxas, libdevice) is expected at /usr/local/cuda.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ llvm-22-dev libmlir-22-dev mlir-22-tools
           llvm-22-tools libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
-          pkg-config)
+          pkg-config clang libclang-rt-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

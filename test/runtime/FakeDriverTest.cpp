@@ -15,6 +15,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -412,9 +413,11 @@ struct TestImage {
 
 /// Makes a context the runtime has not seen current (the module cache and
 /// the device archs are kept per context).
-void makeFreshContextCurrent() {
+CUcontext makeFreshContextCurrent() {
   static uintptr_t next = 0xE000;
-  fakeSetCurrent(reinterpret_cast<CUcontext>(next++));
+  CUcontext ctx = reinterpret_cast<CUcontext>(next++);
+  fakeSetCurrent(ctx);
+  return ctx;
 }
 
 /// Launches one row of `k` on a fresh context of a device of compute
@@ -512,6 +515,43 @@ TEST_F(FakeDriver, OneImageWithoutACubinIsThePtxPath) {
   EXPECT_EQ(launchOn(k, 120, st), "ptx:sm_90");
   EXPECT_EQ(st, KGEN_OK);
   kgen_kernel_destroy(k);
+}
+
+TEST_F(FakeDriver, ThreadsLaunchSeveralKernelsAtOnce) {
+  // For TSan (scripts/sanitize.sh tsan): first launches race on a fresh
+  // context, two kernels share one module, one kernel has two images (its
+  // context's arch is looked up), and the threads alternate variants.
+  kgen::rt::Kernel a, b;
+  ASSERT_EQ(a.create(ptx, RmsnormSpec), KGEN_OK);
+  ASSERT_EQ(b.create(ptx, RmsnormSpec), KGEN_OK);
+  TestImage sm80("sm_80", true, "t"), sm90("sm_90", false, "t");
+  kgen_image images[] = {sm80.view(), sm90.view()};
+  kgen_kernel *multi = nullptr;
+  ASSERT_EQ(kgen_kernel_create_images(images, 2, &multi), KGEN_OK);
+  fake->computeCapability = 90;
+  CUcontext ctx = makeFreshContextCurrent();
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      fakeSetCurrent(ctx);
+      RmsnormArgs aligned, odd = argsOfLength(4095); // v8, v1
+      for (int i = 0; i < 20; ++i)
+        for (const kgen_kernel *k : {a.get(), b.get(), multi}) {
+          const RmsnormArgs &args = (i + t) % 2 ? aligned : odd;
+          if (kgen_launch(k, args.args, 5, 1 + i, nullptr) != KGEN_OK ||
+              kgen_last_error()[0] != '\0')
+            ++failures;
+        }
+    });
+  for (std::thread &t : threads)
+    t.join();
+  fakeSetCurrent(static_cast<CUcontext>(FakeContext));
+  kgen_kernel_destroy(multi);
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(fake->moduleLoads, 2) << "a and b share one module";
+  EXPECT_THAT(fake->loadedImages, ::testing::Contains("ptx:sm_90"));
+  EXPECT_EQ(fake->launches.size(), 8u * 20 * 3);
 }
 
 TEST(KernelImages, EveryImageIsChecked) {
