@@ -31,11 +31,12 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DKGEN_GPU_TEST_AOT="$aot" > /dev/null
 if [ -n "${KGEN_BIN:-}" ]; then
   kgen="$KGEN_BIN"
-  ninja -C "$build" -j"$jobs" kgen-gpu-tests kgen-bench kgen_runtime_shared
+  ninja -C "$build" -j"$jobs" kgen-gpu-tests kgen-bench kgen-fuzz \
+    kgen_runtime_shared
 else
   kgen="$build/tools/kgen/kgen"
   ninja -C "$build" -j"$jobs" kgen kgen-gpu-tests kgen-bench kgen-aot-bench \
-    kgen_runtime_shared
+    kgen-fuzz kgen_runtime_shared
 fi
 
 out="$build/gpu"
@@ -50,6 +51,10 @@ tail -n 1 "$out/bundle.log"
 "$kgen" bundle -o "$out/kernels-hidden" --archs "$archs" \
   --ops rmsnorm,gemma_rmsnorm,fused_add_rmsnorm,layernorm,layernorm_nobias,softmax,rmsnorm_quant_static,rmsnorm_quant_dynamic \
   --lengths 64,128,1024,5120,7168,12288,32768,65536 > /dev/null
+# Every op at lengths 0 and 4096 (rope: its head dims): compute-sanitizer's
+# set (bench/fuzz_check.sh), small enough to instrument.
+"$kgen" bundle -o "$out/kernels-small" --archs "$archs" --lengths 0,4096 \
+  > /dev/null
 # The fp8 conversion without cvt (sm_75 to sm_86): checked on the GPU too
 # (test/gpu/Fp8Test.cpp, run by bench/gpu_check.sh).
 "$kgen" bundle -o "$out/kernels-sm80" --archs sm_80 --ops rmsnorm_quant_static \
@@ -67,6 +72,7 @@ if [ -z "${KGEN_BIN:-}" ]; then
     2>/dev/null || true
 fi
 cp "$build/test/gpu/kgen-gpu-tests" "$build/bench/kgen-bench" \
+  "$build/tools/kgen-fuzz/kgen-fuzz" "$root/bench/fuzz_check.sh" \
   "$root/bench/gpu_check.sh" "$root/bench/aot_check.sh" \
   "$root/bench/build_on_device.sh" \
   "$root/bench/torch_check.sh" "$build/runtime/libkgen_runtime.so" "$out/"

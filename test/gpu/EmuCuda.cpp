@@ -15,6 +15,8 @@
 //   skip   the last row not written
 //   pad    the element after the last row overwritten
 //   misvar the vec variant writes wrong values (a wrong vector path)
+//   tail   rows longer than 8 whose length is not a multiple of 8 get their
+//          last element wrong (a vector tail bug, for kgen-fuzz minimize)
 // and KGEN_EMU_CORRUPT=round stands in for a correct kernel that rounds
 // otherwise (interpret() with random rounding): the harness must pass.
 //
@@ -180,6 +182,9 @@ CUresult emulate(const std::string &entry, void **params) {
                         ((b.rows - 1) / groupOf(td)) * stride * e;
         if (mode == "value" || (mode == "misvar" && vec)) {
           uint8_t *p = last + (len / 2) * e;
+          encode(td.dtype, decode(td.dtype, p) * 2 + 1, p);
+        } else if (mode == "tail" && len > 8 && len % 8) {
+          uint8_t *p = last + (len - 1) * e;
           encode(td.dtype, decode(td.dtype, p) * 2 + 1, p);
         } else if (mode == "nan") {
           encode(td.dtype, std::nan(""), last + (len - 1) * e);

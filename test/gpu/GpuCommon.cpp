@@ -385,6 +385,39 @@ std::optional<size_t> expectedHeld(const RtKernel &k, int64_t length,
   return best;
 }
 
+bool isNanBits(DType t, const uint8_t *p) {
+  switch (t) {
+  case DType::F32: {
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    return (v & 0x7fffffffu) > 0x7f800000u;
+  }
+  case DType::F16: {
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    return (v & 0x7fff) > 0x7c00;
+  }
+  case DType::BF16: {
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    return (v & 0x7fff) > 0x7f80;
+  }
+  case DType::F8E4M3:
+    return (p[0] & 0x7f) == 0x7f;
+  case DType::F8E5M2:
+    return (p[0] & 0x7f) > 0x7c;
+  default:
+    return false;
+  }
+}
+
+bool isPoison(const uint8_t *p, int64_t bytes) {
+  for (int64_t i = 0; i < bytes; ++i)
+    if (p[i] != 0xff)
+      return false;
+  return true;
+}
+
 kgen_dtype toKgen(DType t) {
   switch (t) {
   case DType::F32:

@@ -121,6 +121,11 @@ std::optional<size_t> expectedHeld(const RtKernel &k, int64_t length,
 
 kgen_dtype toKgen(DType t);
 
+/// Whether the element at p (in t's encoding) is a NaN, from its bits.
+bool isNanBits(DType t, const uint8_t *p);
+/// Whether all `bytes` bytes at p are 0xFF, the poison outputs start as.
+bool isPoison(const uint8_t *p, int64_t bytes);
+
 /// Opens the driver and device 0 (primary context current on this thread).
 /// nullptr with the reason when there is no driver or no GPU.
 const rt::Driver *openGpu(std::string &why);

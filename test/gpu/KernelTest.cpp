@@ -122,39 +122,6 @@ uint64_t mix(uint64_t h, const std::string &s) {
   return h ^ (h >> 29);
 }
 
-bool isNanBits(DType t, const uint8_t *p) {
-  switch (t) {
-  case DType::F32: {
-    uint32_t v;
-    std::memcpy(&v, p, 4);
-    return (v & 0x7fffffffu) > 0x7f800000u;
-  }
-  case DType::F16: {
-    uint16_t v;
-    std::memcpy(&v, p, 2);
-    return (v & 0x7fff) > 0x7c00;
-  }
-  case DType::BF16: {
-    uint16_t v;
-    std::memcpy(&v, p, 2);
-    return (v & 0x7fff) > 0x7f80;
-  }
-  case DType::F8E4M3:
-    return (p[0] & 0x7f) == 0x7f;
-  case DType::F8E5M2:
-    return (p[0] & 0x7f) > 0x7c;
-  default:
-    return false;
-  }
-}
-
-bool isPoison(const uint8_t *p, int64_t bytes) {
-  for (int64_t i = 0; i < bytes; ++i)
-    if (p[i] != 0xff)
-      return false;
-  return true;
-}
-
 /// Where one tensor lives on the device for one case.
 struct TensorPlace {
   int64_t rowLength = 0;
@@ -515,9 +482,9 @@ void KernelGroupTest::TestBody() {
             << (withinSlack
                     ? ", within rounding slack " + std::to_string(withinSlack)
                     : "")
-            << ", "
-            << fmtValue(std::round(secs * 100) / 100) << " s (reference "
-            << fmtValue(std::round(refSecs * 100) / 100) << " s)\n";
+            << ", " << fmtValue(std::round(secs * 100) / 100)
+            << " s (reference " << fmtValue(std::round(refSecs * 100) / 100)
+            << " s)\n";
 }
 
 void KernelGroupTest::runShape(const RtKernel *kernels[2], int64_t rows,

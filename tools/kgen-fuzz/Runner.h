@@ -1,0 +1,85 @@
+//===- Runner.h - kgen-fuzz cases against the interpreter ------*- C++ -*-===//
+//
+// A case's tensors are laid out in allocations poisoned with 0xFF bytes
+// (with a guard after each), its inputs drawn as FuzzCase says, launched
+// through the runtime and copied back whole. It fails when an element off
+// the rows changed, one on them was not written, a NaN came from finite
+// inputs, or a sampled row differs from interpret() past outputTolerance()
+// (f32: plus the rounding slack random rounding shows).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KGEN_TOOLS_KGEN_FUZZ_RUNNER_H
+#define KGEN_TOOLS_KGEN_FUZZ_RUNNER_H
+
+#include "FuzzCase.h"
+
+#include "GpuCommon.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kgen::fuzz {
+
+/// The kernels of a `kgen bundle` folder that kgen-fuzz can drive: ops of
+/// one dim whose tensors are plain rows (no heads, groups or gathers; those
+/// ops are covered by test/gpu/ViewOpsTest.cpp).
+class Bundle {
+public:
+  bool open(const std::string &dir, std::string &err);
+  const std::map<std::string, OpOffer> &offers() const { return offerMap; }
+  /// Ops of the bundle left out, with the reason.
+  const std::map<std::string, std::string> &skipped() const {
+    return skippedMap;
+  }
+  /// The kernel of (op, dtype, length; 0 = dyn), loaded once; null with
+  /// `err` when the bundle has none.
+  const gpu::RtKernel *kernel(const std::string &op, DType dtype,
+                              int64_t length, std::string &err);
+  /// Bytes a case moves per row element, summed over its Rows tensors.
+  int64_t bytesPerRowElem(const std::string &op) const;
+
+private:
+  std::string dir;
+  std::vector<gpu::ManifestEntry> entries;
+  std::map<std::string, OpOffer> offerMap;
+  std::map<std::string, std::string> skippedMap;
+  std::map<std::string, int64_t> rowBytes;
+  std::map<std::string, std::unique_ptr<gpu::RtKernel>> loaded;
+};
+
+struct Outcome {
+  enum Kind { Pass, Fail, Skip } kind = Pass;
+  std::string what;      ///< Fail: the first wrong element; Skip: why
+  double worst = 0;      ///< the largest |got - ref| / tolerance seen
+  bool fatal = false;    ///< the CUDA context is unusable: stop
+  double refSeconds = 0; ///< time in the interpreter
+};
+
+/// Runs cases one at a time on device 0 (or the emulator).
+class Runner {
+public:
+  /// `threads` check a case's rows (0: every core).
+  Runner(const rt::Driver *d, Bundle &bundle, unsigned threads = 0)
+      : d(d), bundle(bundle), threads(threads) {}
+  Outcome run(const FuzzCase &c);
+
+private:
+  struct Slot {
+    gpu::DeviceBuffer buf;
+    std::vector<uint8_t> init, got;
+  };
+  const rt::Driver *d;
+  Bundle &bundle;
+  unsigned threads;
+  std::vector<Slot> slots;
+};
+
+/// Runs the case of format()'s text on the bundle in `dir`: "" when it
+/// passes, else what failed. For reproducers (kgen-fuzz minimize prints one).
+std::string runCaseText(const std::string &dir, const std::string &text);
+
+} // namespace kgen::fuzz
+
+#endif // KGEN_TOOLS_KGEN_FUZZ_RUNNER_H
