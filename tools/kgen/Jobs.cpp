@@ -80,8 +80,20 @@ bool planJobs(const Selection &sel, std::vector<Job> &jobs, std::string &err) {
       if (!op.lengths.empty()) {
         std::erase_if(opLengths,
                       [&](int64_t l) { return !contains(op.lengths, l); });
-        if (opLengths.empty())
+        if (opLengths.empty()) {
           opLengths = op.lengths;
+          // Said once, where the op was asked for by name.
+          if (contains(sel.ops, op.name) && !lengths.empty() &&
+              arch == archs.front())
+            llvm::errs() << fmt::format(
+                "kgen: note: {} is built for {} {} only, none of which "
+                "--lengths names: building those\n",
+                op.name, op.mainDim,
+                llvm::join(llvm::map_range(
+                               op.lengths,
+                               [](int64_t v) { return std::to_string(v); }),
+                           ", "));
+        }
       }
       size_t before = jobs.size();
       for (DType dt : op.dtypes)
