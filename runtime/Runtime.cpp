@@ -298,6 +298,14 @@ kgen_status launch(const kgen_kernel *kernel, const kgen_arg *args,
                     "no CUDA context is current on this thread; make one "
                     "current first (e.g. with kgen_device_open)");
 
+  // Errors from here on name the device (asked only on the error path).
+  auto onDevice = [&] {
+    CUdevice dev = 0;
+    std::string where = "kgen: " + kernel->name;
+    if (d->ctxGetDevice(&dev) == CUDA_SUCCESS)
+      where += " on device " + std::to_string(int(dev));
+    return where + ": ";
+  };
   uint64_t ctxKey = contextKey(*d, ctx);
   // The image this context takes, as this thread last found it, else
   // chosen from the device's arch.
@@ -315,11 +323,11 @@ kgen_status launch(const kgen_kernel *kernel, const kgen_arg *args,
   auto chooseImage = [&]() -> kgen_status {
     int sm = 0;
     if (kgen_status ast = contextArch(*d, ctxKey, sm, err))
-      return fail(ast, prefix() + err);
+      return fail(ast, onDevice() + err);
     const KernelImage *picked = pickImage(*kernel, sm, useCubin);
     if (!picked)
       return fail(KGEN_ERROR_NO_DEVICE,
-                  prefix() + "no image runs on this device (sm_" +
+                  onDevice() + "no image runs on this device (sm_" +
                       std::to_string(sm) + "); built for " + archList(*kernel));
     imageIndex = picked - kernel->images.data();
     return KGEN_OK;
@@ -358,7 +366,7 @@ kgen_status launch(const kgen_kernel *kernel, const kgen_arg *args,
       fst = getFunction(*d, ctx, ctxKey, image->ptx, image->ptxHash, variant,
                         fn, multiprocessors, err);
     if (fst)
-      return fail(fst, prefix() + err);
+      return fail(fst, onDevice() + err);
     recentLaunches[recentNext++ % RecentLaunches] = {
         kernel->id, ctxKey, imageIndex, bound.variant, fn, multiprocessors};
   }
@@ -391,13 +399,13 @@ kgen_status launch(const kgen_kernel *kernel, const kgen_arg *args,
                         params.data(), nullptr);
   }
   if (r != CUDA_SUCCESS)
-    return fail(KGEN_ERROR_CUDA, prefix() + d->errorText(r, "cuLaunchKernel") +
-                                     " (entry '" + variant.entry + "', grid " +
-                                     std::to_string(bound.gridX) + ", block " +
-                                     std::to_string(bound.blockX) + " x " +
-                                     std::to_string(bound.blockY) + ", " +
-                                     std::to_string(variant.sharedBytes) +
-                                     " bytes of shared memory)");
+    return fail(KGEN_ERROR_CUDA,
+                onDevice() + d->errorText(r, "cuLaunchKernel") + " (entry '" +
+                    variant.entry + "', grid " + std::to_string(bound.gridX) +
+                    ", block " + std::to_string(bound.blockX) + " x " +
+                    std::to_string(bound.blockY) + ", " +
+                    std::to_string(variant.sharedBytes) +
+                    " bytes of shared memory)");
   return ok();
 }
 

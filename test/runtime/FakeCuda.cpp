@@ -97,7 +97,7 @@ CUresult cuCtxSetCurrent(CUcontext ctx) {
 }
 
 CUresult cuCtxGetDevice(CUdevice *d) {
-  *d = 0;
+  *d = state().currentDevice;
   return ok();
 }
 

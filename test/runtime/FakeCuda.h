@@ -36,6 +36,7 @@ struct FakeCudaState {
   int multiprocessors = 0;    // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
   int launchResult = 0;       // CUresult cuLaunchKernel returns
   int computeCapability = 90; // major * 10 + minor of every device
+  int currentDevice = 0;      // what cuCtxGetDevice gives
   size_t paramSlots = 0;      // params cuLaunchKernel records
   /// A module load whose image holds this text sleeps slowLoadMs first,
   /// as the driver's JIT of a large PTX does (outside the fake's lock).
@@ -59,6 +60,7 @@ struct FakeCudaState {
     multiprocessors = 0;
     launchResult = 0;
     computeCapability = 90;
+    currentDevice = 0;
     loadedImages.clear();
     paramSlots = 0;
     slowImage.clear();

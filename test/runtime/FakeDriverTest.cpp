@@ -270,7 +270,8 @@ TEST_F(FakeDriver, JitErrorCarriesTheLog) {
   RmsnormArgs a;
   EXPECT_EQ(k.launch(a.args, 1), KGEN_ERROR_JIT);
   EXPECT_THAT(kgen::rt::lastError(),
-              HasSubstr("kgen: rmsnorm_bf16: cuModuleLoadDataEx failed: "
+              HasSubstr("kgen: rmsnorm_bf16 on device 0: cuModuleLoadDataEx "
+                        "failed: "
                         "CUDA_ERROR_INVALID_PTX (a PTX JIT compilation "
                         "failed); JIT log:\nptxas application ptx input"));
 }
@@ -303,14 +304,16 @@ TEST_F(FakeDriver, BlockTooLargeForTheFunction) {
 
 TEST_F(FakeDriver, LaunchFailure) {
   fake->launchResult = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+  fake->currentDevice = 1; // an error names the device it happened on
   kgen::rt::Kernel k;
   ASSERT_EQ(k.create(ptx, RmsnormSpec), KGEN_OK);
   RmsnormArgs a;
   EXPECT_EQ(k.launch(a.args, 3), KGEN_ERROR_CUDA);
-  EXPECT_THAT(kgen::rt::lastError(),
-              HasSubstr("cuLaunchKernel failed: "
-                        "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (entry "
-                        "'rmsnorm_bf16_v8', grid 3, block 128"));
+  EXPECT_THAT(
+      kgen::rt::lastError(),
+      HasSubstr("kgen: rmsnorm_bf16 on device 1: cuLaunchKernel failed: "
+                "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (entry "
+                "'rmsnorm_bf16_v8', grid 3, block 128"));
 }
 
 TEST_F(FakeDriver, UnknownErrorCodesStillDescribed) {
