@@ -418,5 +418,19 @@ KernelOp mlir::kgen::importKernel(OpBuilder &b, const dsl::Kernel &k,
           << "': the code generator writes fp8 but does not read it yet";
       return {};
     }
+  // A value computed in fp8 (a cast to fp8 read back, fp8 arithmetic): the
+  // lowering has no fp8 to wider conversion, so say where, at the user's line.
+  for (const dsl::Node &n : k.nodes)
+    for (int o : n.operands) {
+      dsl::DType t = k.nodes[o].dtype;
+      if (t != dsl::DType::F8E4M3 && t != dsl::DType::F8E5M2)
+        continue;
+      emitError(b.getUnknownLoc())
+          << n.loc.str() << ": kernel '" << k.name << "' reads an "
+          << dsl::name(t)
+          << " value: the code generator writes fp8 but does not read it "
+             "yet; compute in f32 and cast to fp8 only to store";
+      return {};
+    }
   return Importer(b, k).run(dims, symName);
 }
