@@ -134,6 +134,12 @@ if [ "${KGEN_GPU_CHECK_AOT:-1}" != 0 ] && [ -x "$dir/kgen-aot-bench" ]; then
   OUT="$out/aot" bash "$(dirname "$0")/aot_check.sh" "$dir" || trc=1
 fi
 
+# kgen-fuzz and compute-sanitizer (bench/fuzz_check.sh), when asked:
+# KGEN_GPU_CHECK_FUZZ=1 (with its KGEN_FUZZ_SECONDS, KGEN_SANITIZE).
+if [ "${KGEN_GPU_CHECK_FUZZ:-0}" != 0 ] && [ -x "$dir/kgen-fuzz" ]; then
+  OUT="$out/fuzz" bash "$(dirname "$0")/fuzz_check.sh" "$dir" || trc=1
+fi
+
 echo "== kgen-bench"
 timeout -k 10 "${KGEN_BENCH_TIMEOUT:-100}" "$bench" "$dir/kernels" "$out" > "$out/bench.txt" 2>&1
 brc=$?
