@@ -418,6 +418,47 @@ bool isPoison(const uint8_t *p, int64_t bytes) {
   return true;
 }
 
+bool buildArgs(const RtKernel &k,
+               const std::function<TensorArg(size_t)> &tensor,
+               int64_t mainLength, std::vector<kgen_arg> &out,
+               std::string &err) {
+  out.clear();
+  const Kernel &dsl = k.dsl;
+  for (const kgen_param_info &pi : k.params) {
+    kgen_arg a{};
+    a.kind = pi.kind;
+    a.dtype = pi.dtype;
+    if (pi.kind == KGEN_ARG_TENSOR) {
+      size_t t = 0;
+      while (t < dsl.tensors.size() && dsl.tensors[t].name != pi.name)
+        ++t;
+      if (t == dsl.tensors.size()) {
+        err =
+            std::string("spec tensor ") + pi.name + " is not in the DSL kernel";
+        return false;
+      }
+      TensorArg ta = tensor(t);
+      a.dtype = toKgen(dsl.tensors[t].dtype);
+      a.ptr = reinterpret_cast<const void *>(ta.ptr);
+      a.row_stride = ta.rowStride;
+    } else if (pi.kind == KGEN_ARG_SCALAR) {
+      auto it = k.op->scalars.find(pi.name);
+      double v = it == k.op->scalars.end() ? 0.0 : it->second;
+      if (pi.dtype == KGEN_F32)
+        a.f = float(v);
+      else
+        a.i = int64_t(v);
+    } else if (pi.name == k.op->mainDim) {
+      a.i = mainLength;
+    } else {
+      err = std::string("dim ") + pi.name + " is not the op's " + k.op->mainDim;
+      return false;
+    }
+    out.push_back(a);
+  }
+  return true;
+}
+
 kgen_dtype toKgen(DType t) {
   switch (t) {
   case DType::F32:

@@ -99,6 +99,21 @@ struct RtKernel {
 bool loadKernel(const std::string &dir, const ManifestEntry &e, RtKernel &out,
                 std::string &err);
 
+/// Where one DSL tensor of a launch lives: its first element and, for a
+/// Rows tensor, the elements between rows (0: contiguous).
+struct TensorArg {
+  CUdeviceptr ptr = 0;
+  int64_t rowStride = 0;
+};
+
+/// The kgen_arg of each spec param of `k`, in spec order: tensors from
+/// `tensor(DSL tensor index)`, scalars the op's registered values, the dim
+/// `mainLength`. False with `err` for a spec param the DSL kernel lacks.
+bool buildArgs(const RtKernel &k,
+               const std::function<TensorArg(size_t)> &tensor,
+               int64_t mainLength, std::vector<kgen_arg> &out,
+               std::string &err);
+
 /// The generated launcher of (op, dtype, length) in the `kgen aot` library
 /// linked into this program (test/gpu/AotLaunch.cpp), or nullptr.
 AotLaunch findAotLaunch(const std::string &op, const std::string &dtype,

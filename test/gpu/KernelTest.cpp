@@ -377,7 +377,7 @@ private:
   std::string worstWhere;
   std::map<std::string, int> variantUse;
   int alignedFallbacks = 0; // aligned rows, fallback for dim_multiple
-  int withinSlack = 0;      // f32 values outside the tolerance, within slack
+  int withinSlack = 0;      // values outside the tolerance, within slack
   double refSecs = 0;       // host reference time
 
   void runShape(const RtKernel *kernels[2], int64_t rows, LayoutKind layout,
@@ -640,34 +640,16 @@ void KernelGroupTest::runShape(const RtKernel *kernels[2], int64_t rows,
          << " " << layoutName(layout) << " (seed " << config().seed << ")";
 
     std::vector<kgen_arg> args;
-    for (size_t i = 0; i < k->params.size(); ++i) {
-      const kgen_param_info &pi = k->params[i];
-      kgen_arg a{};
-      a.kind = pi.kind;
-      a.dtype = pi.dtype;
-      if (pi.kind == KGEN_ARG_TENSOR) {
-        size_t t = 0;
-        while (t < nt && dsl.tensors[t].name != pi.name)
-          ++t;
-        ASSERT_LT(t, nt) << what.str() << ": spec tensor " << pi.name
-                         << " is not in the DSL kernel";
-        const TensorPlace &p = place[t];
-        a.dtype = toKgen(dsl.tensors[t].dtype);
-        a.ptr = reinterpret_cast<const void *>(p.buf.ptr() + p.offset * p.elem);
-        a.row_stride = p.passStride ? p.stride : 0;
-      } else if (pi.kind == KGEN_ARG_SCALAR) {
-        auto it = op->scalars.find(pi.name);
-        double v = it == op->scalars.end() ? 0.0 : it->second;
-        if (pi.dtype == KGEN_F32)
-          a.f = v;
-        else
-          a.i = static_cast<int64_t>(v);
-      } else {
-        ASSERT_EQ(std::string(pi.name), op->mainDim) << what.str();
-        a.i = L;
-      }
-      args.push_back(a);
-    }
+    std::string argErr;
+    ASSERT_TRUE(buildArgs(
+        *k,
+        [&](size_t t) {
+          const TensorPlace &p = place[t];
+          return TensorArg{p.buf.ptr() + p.offset * p.elem,
+                           p.passStride ? p.stride : 0};
+        },
+        L, args, argErr))
+        << what.str() << ": " << argErr;
 
     size_t variant = 0;
     ASSERT_EQ(
@@ -861,7 +843,7 @@ void KernelGroupTest::runShape(const RtKernel *kernels[2], int64_t rows,
           double gv = decode(td.dtype, got + c * p.elem);
           double rv = decode(td.dtype, ref + c * p.elem);
           bool ok = withinTolerance(td.dtype, gv, rv, tol);
-          if (!ok && td.dtype == DType::F32) {
+          if (!ok && isFloat(td.dtype)) {
             // Ill-conditioned? Recheck with the rounding slack.
             const auto &runs = perturbedRow(s);
             std::vector<double> moved;

@@ -99,24 +99,19 @@ TEST(KgenMultiGpu, OneKernelOnTwoDevicesFromThreads) {
     threads.emplace_back([&, t] {
       Device &dv = dev[t % 2];
       d->ctxSetCurrent(dv.ctx);
+      std::vector<kgen_arg> args;
+      std::string err;
+      const DeviceBuffer *bufs[] = {&dv.x, &dv.w, &dv.y}; // DSL order
+      if (!buildArgs(
+              k,
+              [&](size_t ti) {
+                return TensorArg{bufs[ti]->ptr(), 0};
+              },
+              L, args, err)) {
+        ++failures;
+        return;
+      }
       for (int i = 0; i < 50; ++i) {
-        std::vector<kgen_arg> args;
-        for (const kgen_param_info &pi : k.params) {
-          kgen_arg a{};
-          a.kind = pi.kind;
-          a.dtype = pi.dtype;
-          std::string n = pi.name;
-          if (n == "x" || n == "weight" || n == "y")
-            a.ptr = reinterpret_cast<const void *>((n == "x"        ? dv.x
-                                                    : n == "weight" ? dv.w
-                                                                    : dv.y)
-                                                       .ptr());
-          else if (pi.kind == KGEN_ARG_SCALAR)
-            a.f = float(k.op->scalars.at(n));
-          else
-            a.i = L;
-          args.push_back(a);
-        }
         void *stream = (i + t) % 2 ? dv.stream : nullptr;
         if (kgen_launch(k.k, args.data(), args.size(), rows, stream) !=
             KGEN_OK) {

@@ -99,7 +99,7 @@ struct Buf {
   std::vector<uint8_t> init; ///< before the launch
   std::vector<uint8_t> ref;  ///< after interpret()
   /// After interpret() with random rounding (kPerturbedRuns of them), made
-  /// on the first f32 miss of the case (roundingSlack).
+  /// on the first miss of the case (roundingSlack decides the slack).
   std::vector<std::vector<uint8_t>> perturbed;
   std::vector<uint8_t> written; ///< per element: a kernel store writes it
   DeviceBuffer dev;
@@ -454,7 +454,7 @@ protected:
   Kernel dsl;
   const OpDef *op = nullptr;
   int cases = 0, launches = 0;
-  int withinSlack = 0; // f32 values outside the tolerance, within slack
+  int withinSlack = 0; // values outside the tolerance, within slack
   double worst = 0;
   std::map<std::string, int> variantUse;
 };
@@ -621,7 +621,7 @@ void ViewOpTest::compare(const std::string &what, Case &c, int buf,
         return false;
       },
       firstBad, worst);
-  if (bad && b.dtype == DType::F32) {
+  if (bad && isFloat(b.dtype)) {
     // Ill-conditioned? Recheck with the rounding slack.
     bool fresh = b.perturbed.empty(); // other buffers' misses made them
     for (int i = 0; fresh && i < kPerturbedRuns; ++i) {
@@ -866,9 +866,8 @@ std::vector<TestSpec> viewOpTests() {
       std::optional<ManifestEntry> sp;
       if (spec.count(l))
         sp = spec.at(l);
-      out.push_back({any.op + "_" + any.dtype + "_" +
-                         findOp(any.op)->mainDim + std::to_string(l) +
-                         "_" + any.arch,
+      out.push_back({any.op + "_" + any.dtype + "_" + findOp(any.op)->mainDim +
+                         std::to_string(l) + "_" + any.arch,
                      "", false, sp, dyn, l});
     }
   }

@@ -252,34 +252,16 @@ Outcome Runner::run(const FuzzCase &c) {
   }
 
   std::vector<kgen_arg> args;
-  for (const kgen_param_info &pi : k->params) {
-    kgen_arg a{};
-    a.kind = pi.kind;
-    a.dtype = pi.dtype;
-    if (pi.kind == KGEN_ARG_TENSOR) {
-      size_t t = 0;
-      while (t < nt && dsl.tensors[t].name != pi.name)
-        ++t;
-      if (t == nt)
-        return fail(std::string("spec tensor ") + pi.name +
-                    " is not in the DSL kernel");
-      const Place &p = place[t];
-      a.dtype = gpu::toKgen(dsl.tensors[t].dtype);
-      a.ptr = reinterpret_cast<const void *>(slots[t].buf.ptr() +
-                                             p.offset * p.elem);
-      a.row_stride = dsl.tensors[t].layout == Layout::Rows ? p.stride : 0;
-    } else if (pi.kind == KGEN_ARG_SCALAR) {
-      auto it = op->scalars.find(pi.name);
-      double v = it == op->scalars.end() ? 0.0 : it->second;
-      if (pi.dtype == KGEN_F32)
-        a.f = float(v);
-      else
-        a.i = int64_t(v);
-    } else {
-      a.i = L;
-    }
-    args.push_back(a);
-  }
+  if (!gpu::buildArgs(
+          *k,
+          [&](size_t t) {
+            const Place &p = place[t];
+            return gpu::TensorArg{
+                slots[t].buf.ptr() + p.offset * p.elem,
+                dsl.tensors[t].layout == Layout::Rows ? p.stride : 0};
+          },
+          L, args, err))
+    return fail(err);
   kgen_status st = kgen_launch(k->k, args.data(), args.size(), c.rows, nullptr);
   if (st != KGEN_OK) {
     out.fatal = st == KGEN_ERROR_CUDA;

@@ -228,26 +228,23 @@ std::vector<std::string> lintKernel(const LintConfig &config,
       used[i] = true;
       for (const auto &[key, value] : r.max)
         limits[key] = {value, i};
-      for (const LintPattern &p : r.requirePtx)
-        if (!p.re->match(e.ptx))
-          out.push_back(fmt::format("{}: PTX lacks /{}/ ({})", e.variant,
-                                    p.text, ruleName(i)));
-      for (const LintPattern &p : r.forbidPtx)
-        if (p.re->match(e.ptx))
-          out.push_back(fmt::format("{}: PTX has /{}/: `{}` ({})", e.variant,
-                                    p.text, matchedLine(e.ptx, *p.re),
-                                    ruleName(i)));
-      if (e.sassInstructions < 0)
-        continue; // no cuobjdump: runLint says so once
-      for (const LintPattern &p : r.requireSass)
-        if (!p.re->match(e.sass))
-          out.push_back(fmt::format("{}: SASS lacks /{}/ ({})", e.variant,
-                                    p.text, ruleName(i)));
-      for (const LintPattern &p : r.forbidSass)
-        if (p.re->match(e.sass))
-          out.push_back(fmt::format("{}: SASS has /{}/: `{}` ({})", e.variant,
-                                    p.text, matchedLine(e.sass, *p.re),
-                                    ruleName(i)));
+      // Patterns one text must (or must not) hold.
+      auto check = [&](const std::vector<LintPattern> &required,
+                       const std::vector<LintPattern> &forbidden,
+                       const char *kind, const std::string &text) {
+        for (const LintPattern &p : required)
+          if (!p.re->match(text))
+            out.push_back(fmt::format("{}: {} lacks /{}/ ({})", e.variant, kind,
+                                      p.text, ruleName(i)));
+        for (const LintPattern &p : forbidden)
+          if (p.re->match(text))
+            out.push_back(fmt::format("{}: {} has /{}/: `{}` ({})", e.variant,
+                                      kind, p.text, matchedLine(text, *p.re),
+                                      ruleName(i)));
+      };
+      check(r.requirePtx, r.forbidPtx, "PTX", e.ptx);
+      if (e.sassInstructions >= 0) // no cuobjdump: runLint says so once
+        check(r.requireSass, r.forbidSass, "SASS", e.sass);
     }
     for (const MetricField &f : entryFields()) {
       auto it = limits.find(f.key);
