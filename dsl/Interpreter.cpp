@@ -9,7 +9,6 @@
 #include <cstring>
 #include <functional>
 #include <limits>
-#include <random>
 #include <stdexcept>
 
 namespace kgen {
@@ -364,10 +363,19 @@ Plan check(const Kernel &k, const Bindings &b) {
   return p;
 }
 
-/// v moved by up to half an ulp of t, at random. Out of line: the
-/// unperturbed interpreter's loops stay as tight as without it.
-[[gnu::noinline]] double withNoise(std::mt19937_64 &rng, DType t, double v) {
-  return v + std::uniform_real_distribution<double>(-0.5, 0.5)(rng) * ulp(t, v);
+/// v moved by up to half an ulp of t, by a hash of (seed, v): a rounding is
+/// a function of the exact result, so equal sums (a constant row's threads)
+/// move alike. Out of line, to keep the unperturbed loops tight.
+[[gnu::noinline]] double withNoise(uint64_t seed, DType t, double v) {
+  uint64_t h;
+  std::memcpy(&h, &v, sizeof h);
+  h ^= seed + 0x9e3779b97f4a7c15ULL + uint64_t(t);
+  // splitmix64's finalizer: every input bit reaches every output bit.
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+  h ^= h >> 31;
+  double u = double(h >> 11) * 0x1p-53 - 0.5;
+  return v + u * ulp(t, v);
 }
 
 } // namespace
@@ -380,25 +388,26 @@ void interpret(const Kernel &k, const Bindings &b,
   // left unrounded, so the noise is continuous (a rounding that almost never
   // flips would otherwise hide an amplification). An exact result (x - x,
   // x / 1) stays exact, as it does on a GPU.
-  std::mt19937_64 noiseRng(options.perturbSeed.value_or(0));
+  const uint64_t noiseSeed = options.perturbSeed.value_or(0);
   const bool perturbing = options.perturbSeed.has_value();
   auto arith = [&](DType t, double v) {
     double rounded = roundTo(t, v);
     if (!perturbing || rounded == v || !isFloat(t))
       return rounded;
-    return withNoise(noiseRng, t, v);
+    return withNoise(noiseSeed, t, v);
   };
-  // A perturbed sum adds as a GPU block does: each thread a few elements in
-  // turn, then the threads' sums in a tree. A longer sequential order grows
-  // its partial sums and their noise past what any GPU kernel's does; a pure
-  // tree keeps equal terms' sums exact (x + x), where a thread's x + x + x
-  // is not.
+  // A perturbed sum adds as a GPU block does: each thread a run of 4 to 256
+  // elements (held chunks, loops), then the runs' sums in a noisy tree. The
+  // seed picks the run, and whether its partial sums take noise (another
+  // order's rounding) or are rounded in turn (a run of equal terms drifts).
+  const bool driftingRuns = noiseSeed % 2;
+  const size_t sumRun = size_t(4) << (noiseSeed / 2 % 7);
   std::function<double(DType, const double *, size_t)> pairwiseSum =
       [&](DType t, const double *v, size_t n) -> double {
-    if (n <= 4) {
+    if (n <= sumRun) {
       double acc = v[0];
       for (size_t i = 1; i < n; ++i)
-        acc = arith(t, acc + v[i]);
+        acc = driftingRuns ? roundTo(t, acc + v[i]) : arith(t, acc + v[i]);
       return acc;
     }
     size_t half = n / 2;

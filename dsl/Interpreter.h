@@ -67,12 +67,14 @@ struct Bindings {
 
 struct InterpretOptions {
   /// Random rounding (Monte Carlo arithmetic): when set, each float result
-  /// of arithmetic (unary, binary, a reduction, and each partial sum of a
-  /// sum, which adds up to four terms in turn, then those sums pairwise, as
-  /// a GPU's threads and tree do) is moved by up to half an ulp of its
-  /// dtype, at random from this seed, and not rounded. Exact results,
-  /// loads, casts, max/min and integers stay exact. How far an output moves
-  /// then measures how much rounding it amplifies (roundingSlack below).
+  /// of arithmetic (unary, binary, a reduction) is moved by up to half an
+  /// ulp of its dtype and not rounded; the move is a hash of this seed and
+  /// the exact result, as a rounding is a function of it. A sum adds runs of
+  /// 4 to 256 terms, then the runs' sums pairwise, as a GPU's threads and
+  /// tree do; by the seed, a run's partial sums are moved too or rounded in
+  /// turn. Exact results, loads, casts, max/min and integers stay exact. How
+  /// far an output moves then measures how much rounding it amplifies
+  /// (roundingSlack below).
   std::optional<uint64_t> perturbSeed;
 };
 

@@ -826,6 +826,78 @@ TEST(RandomRounding, MovesSumsOfEqualTerms) {
   }
 }
 
+/// v summed in f32 as a GPU block adds it: each thread `run` elements in
+/// turn (a `_vec` thread's chunks, a dynamic kernel's loop), then the
+/// threads' sums pairwise.
+double gpuSum(const std::vector<double> &v, size_t run) {
+  std::vector<double> sums;
+  for (size_t i = 0; i < v.size(); i += run) {
+    double acc = v[i];
+    for (size_t j = i + 1; j < std::min(v.size(), i + run); ++j)
+      acc = f32(acc + v[j]);
+    sums.push_back(acc);
+  }
+  while (sums.size() > 1) {
+    std::vector<double> next;
+    for (size_t i = 0; i < sums.size(); i += 2)
+      next.push_back(i + 1 < sums.size() ? f32(sums[i] + sums[i + 1])
+                                         : sums[i]);
+    sums = next;
+  }
+  return sums[0];
+}
+
+/// plainLayernorm(false) over one row, in f32 in gpuSum's order.
+std::vector<double> gpuLayernorm(const std::vector<double> &x, size_t run) {
+  double n = double(x.size());
+  double mu = f32(gpuSum(x, run) / n);
+  std::vector<double> d(x.size()), sq(x.size()), y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    d[i] = f32(x[i] - mu);
+    sq[i] = f32(d[i] * d[i]);
+  }
+  double r = f32(1 / std::sqrt(f32(f32(gpuSum(sq, run) / n) + f32(1e-5))));
+  for (size_t i = 0; i < x.size(); ++i)
+    y[i] = f32(d[i] * r);
+  return y;
+}
+
+// kgen-fuzz's layernorm failures on the H100: rows of one value near 32,
+// where every thread's x + x + x rounds alike, so the mean's error grows
+// with the row rather than averaging out (y off by up to 6e-3 against 0).
+// Noise on each partial sum missed that; a thread's run rounded in turn, as
+// the GPU rounds it, covers it.
+TEST(RandomRounding, SlackCoversConstantRowsInGpuOrder) {
+  Kernel k = plainLayernorm(false);
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(29, 35);
+  int amplified = 0;
+  for (int64_t h : {2048, 3072, 4096, 7840, 16384})
+    for (size_t run : {8, 16, 32, 64, 256})
+      for (int i = 0; i < 8; ++i) {
+        std::vector<double> x(size_t(h), f32(u(rng)));
+        std::vector<double> gpu = gpuLayernorm(x, run);
+        amplified += std::fabs(gpu[0]) > 1e-5;
+        EXPECT_EQ(mismatches(k, x, h, gpu, /*withSlack=*/true), 0)
+            << "h " << h << " run " << run << " x " << x[0];
+      }
+  EXPECT_GT(amplified, 20); // the case is real: most rows miss without slack
+}
+
+// Short ill-conditioned rows summed in a tree (one element a thread), where
+// each of the interpreter's runs is the whole row, in another order.
+TEST(RandomRounding, SlackCoversShortRowsInTreeOrder) {
+  Kernel k = plainLayernorm(false);
+  int missed = 0;
+  for (uint64_t seed = 0; seed < 64; ++seed) {
+    std::vector<double> x = rowsAround(32, 0.05, 7, 100 + seed);
+    std::vector<double> tree = gpuLayernorm(x, 1);
+    missed += mismatches(k, x, 7, tree, /*withSlack=*/false) > 0;
+    EXPECT_EQ(mismatches(k, x, 7, tree, /*withSlack=*/true), 0) << seed;
+  }
+  EXPECT_GT(missed, 8);
+}
+
 // The GPU failures this was built for: a correct kernel's f32 output sits
 // outside the fixed tolerance on ill-conditioned rows (seven elements near
 // 32 with a spread of 0.05, where the mean's rounding is amplified by 1/0.05;
@@ -840,7 +912,7 @@ TEST(RandomRounding, SlackCoversIllConditionedRows) {
 }
 
 // The slack must not hide the bug the centred rows are there to catch: the
-// cancelling variance, rounded as a GPU would, still misses (on 9-29% of
+// cancelling variance, rounded as a GPU would, still misses (on 3-12% of
 // the elements here; one miss fails a GPU check).
 TEST(RandomRounding, SlackDoesNotHideCancellation) {
   Kernel good = plainLayernorm(false), bad = plainLayernorm(true);
@@ -849,7 +921,7 @@ TEST(RandomRounding, SlackDoesNotHideCancellation) {
     std::vector<double> buggy = layernormOf(bad, x, h, 77);
     std::vector<double> right = layernormOf(good, x, h, 77);
     int n = int(x.size());
-    EXPECT_GT(mismatches(good, x, h, buggy, true), n / 20) << h;
+    EXPECT_GT(mismatches(good, x, h, buggy, true), n / 50) << h;
     EXPECT_EQ(mismatches(good, x, h, right, true), 0) << h;
   }
 }
