@@ -418,10 +418,10 @@ bool isPoison(const uint8_t *p, int64_t bytes) {
   return true;
 }
 
-bool buildArgs(const RtKernel &k,
-               const std::function<TensorArg(size_t)> &tensor,
-               int64_t mainLength, std::vector<kgen_arg> &out,
-               std::string &err) {
+bool buildArgs(
+    const RtKernel &k, const std::function<TensorArg(size_t)> &tensor,
+    const std::function<std::optional<int64_t>(const std::string &)> &dim,
+    std::vector<kgen_arg> &out, std::string &err) {
   out.clear();
   const Kernel &dsl = k.dsl;
   for (const kgen_param_info &pi : k.params) {
@@ -448,15 +448,29 @@ bool buildArgs(const RtKernel &k,
         a.f = float(v);
       else
         a.i = int64_t(v);
-    } else if (pi.name == k.op->mainDim) {
-      a.i = mainLength;
+    } else if (std::optional<int64_t> v = dim(pi.name)) {
+      a.i = *v;
     } else {
-      err = std::string("dim ") + pi.name + " is not the op's " + k.op->mainDim;
+      err = std::string("no value for dim ") + pi.name;
       return false;
     }
     out.push_back(a);
   }
   return true;
+}
+
+bool buildArgs(const RtKernel &k,
+               const std::function<TensorArg(size_t)> &tensor,
+               int64_t mainLength, std::vector<kgen_arg> &out,
+               std::string &err) {
+  return buildArgs(
+      k, tensor,
+      [&](const std::string &name) -> std::optional<int64_t> {
+        if (name == k.op->mainDim)
+          return mainLength;
+        return std::nullopt;
+      },
+      out, err);
 }
 
 kgen_dtype toKgen(DType t) {

@@ -107,8 +107,14 @@ struct TensorArg {
 };
 
 /// The kgen_arg of each spec param of `k`, in spec order: tensors from
-/// `tensor(DSL tensor index)`, scalars the op's registered values, the dim
-/// `mainLength`. False with `err` for a spec param the DSL kernel lacks.
+/// `tensor(DSL tensor index)`, scalars the op's registered values, dims from
+/// `dim(name)`. False with `err` for a spec param the DSL kernel lacks or a
+/// dim `dim` does not know.
+bool buildArgs(
+    const RtKernel &k, const std::function<TensorArg(size_t)> &tensor,
+    const std::function<std::optional<int64_t>(const std::string &)> &dim,
+    std::vector<kgen_arg> &out, std::string &err);
+/// The same for an op whose one dim is its main one, `mainLength`.
 bool buildArgs(const RtKernel &k,
                const std::function<TensorArg(size_t)> &tensor,
                int64_t mainLength, std::vector<kgen_arg> &out,

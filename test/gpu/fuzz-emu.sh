@@ -2,18 +2,33 @@
 # kgen-fuzz against the emulator (no GPU): a clean bundle passes, a planted
 # tail bug (KGEN_EMU_CORRUPT=tail: rows longer than 8, not a multiple of 8,
 # get their last element wrong) is found, and minimize shrinks it to one row
-# of 9 elements.
+# of 9 elements. Ops with row maps (rope_neox: heads and a gather, adaln:
+# grouped rows) are fuzzed too and their planted bugs found.
 #   fuzz-emu.sh KGEN KGEN_FUZZ LIBEMU WORKDIR
 set -euo pipefail
 kgen="$1" fuzz="$2" emu="$3" work="$4"
 rm -rf "$work" && mkdir -p "$work"
 "$kgen" bundle -o "$work/k" --archs sm_90 --lengths 0,4096 \
-  --ops rmsnorm,silu_and_mul,fused_add_rmsnorm,rmsnorm_quant_dynamic,rope_neox \
+  --ops rmsnorm,silu_and_mul,fused_add_rmsnorm,rmsnorm_quant_dynamic,rope_neox,adaln \
   > /dev/null
 export KGEN_GPU_TEST_FAKE_CUDA="$emu"
 "$fuzz" run "$work/k" --cases 60 --max-bytes 1048576 | tee "$work/clean.txt"
-grep -q "rope_neox: not fuzzed (tensor 'cos_sin_cache' has a row map" "$work/clean.txt"
-grep -q "240 cases, 0 failed" "$work/clean.txt"
+grep -qE "^\[kgen-fuzz\] rope_neox +60 cases, 0 failed" "$work/clean.txt"
+grep -qE "^\[kgen-fuzz\] adaln +60 cases, 0 failed" "$work/clean.txt"
+grep -q "360 cases, 0 failed" "$work/clean.txt"
+
+# Row maps: a wrong value in rope's last head and adaln's tail bug are found,
+# and a case with heads, positions and a fused qkv row round-trips.
+for planted in "value rope_neox" "tail adaln"; do
+  if KGEN_EMU_CORRUPT=${planted% *} "$fuzz" run "$work/k" --ops ${planted#* } \
+       --cases 30 --max-bytes 1048576 > "$work/maps.txt"; then
+    echo "FAIL: the planted bug ($planted) was not found"; exit 1
+  fi
+done
+rope="op=rope_neox dtype=bf16 length=128 rows=5 kernel=specialized misalign=1 \
+pad=3 values=normal vseed=9 dim.k_heads=2 dim.max_pos=17 dim.q_heads=6 \
+fused=1 positions=mixed"
+"$fuzz" run "$work/k" --case "$rope" | grep -qxF "PASS $rope"
 
 if KGEN_EMU_CORRUPT=tail "$fuzz" run "$work/k" --ops rmsnorm --cases 60 \
      --max-bytes 1048576 > "$work/tail.txt"; then
@@ -35,6 +50,7 @@ fi
 # Mistakes get a clear error.
 for bad in "run" "run $work/k --cases 0" "run $work/k --ops nosuch" \
            "run $work/k --case op=rmsnorm+rows=x" "minimize $work/k rmsnorm" \
+           "run $work/k --case dim.tokens_per_batch=0" \
            "run $work/nodir" "frobnicate"; do
   if "$fuzz" $bad > "$work/bad.txt" 2>&1; then
     echo "FAIL: 'kgen-fuzz $bad' succeeded"; exit 1

@@ -22,7 +22,27 @@ const char *valuesName(Values v) {
   return "?";
 }
 
+const char *positionsName(Positions p) {
+  switch (p) {
+  case Positions::Random:
+    return "random";
+  case Positions::Repeated:
+    return "repeated";
+  case Positions::Zero:
+    return "zero";
+  case Positions::Last:
+    return "last";
+  case Positions::Mixed:
+    return "mixed";
+  }
+  return "?";
+}
+
 namespace {
+
+constexpr Positions kAllPositions[] = {Positions::Random, Positions::Repeated,
+                                       Positions::Zero, Positions::Last,
+                                       Positions::Mixed};
 
 /// Largest finite power-of-two exponent of a float dtype, minus a margin so
 /// that a row's sum of squares in f32 does not overflow where the
@@ -51,10 +71,55 @@ bool isPrime(int64_t n) {
   return true;
 }
 
+/// A dim of `role`: one, powers of two and odd counts of heads; groups of
+/// one to 4096 row programs; tables of one row to 65536.
+int64_t drawDim(std::mt19937_64 &rng, DimRole role) {
+  auto pick = [&](int64_t n) { return int64_t(rng() % uint64_t(n)); };
+  int64_t r = pick(8);
+  switch (role) {
+  case DimRole::Heads:
+    return r < 2 ? 1 : r < 5 ? int64_t(1) << pick(7) : 1 + pick(64);
+  case DimRole::Group:
+    return r < 1 ? 1 : r < 4 ? 1 + pick(16) : logUniform(rng, 1, 4096);
+  case DimRole::Table:
+    return r < 1 ? 1 : r < 2 ? 2 + pick(15) : logUniform(rng, 16, 65536);
+  }
+  return 1;
+}
+
+/// Shrinks a map case to `maxBytes`: the largest table dim halves while the
+/// rows-free part takes more than half, then the largest other dim while
+/// one row does not fit; the rows last (all that ops of plain rows need).
+void fitBytes(FuzzCase &c, const OpOffer &offer, int64_t maxBytes,
+              const CaseBytes &bytes) {
+  auto cost = [&](int64_t rows) {
+    FuzzCase t = c;
+    t.rows = rows;
+    return bytes(t);
+  };
+  auto halveLargest = [&](bool table) {
+    int64_t *most = nullptr;
+    for (const auto &[name, role] : offer.dims)
+      if ((role == DimRole::Table) == table && c.dims[name] > 1 &&
+          (!most || c.dims[name] > *most))
+        most = &c.dims[name];
+    if (most)
+      *most /= 2;
+    return most != nullptr;
+  };
+  while (cost(0) > maxBytes / 2 && halveLargest(true)) {
+  }
+  while (cost(1) > maxBytes && halveLargest(false)) {
+  }
+  int64_t fixed = cost(0), perRow = cost(1) - fixed;
+  if (perRow > 0 && fixed + c.rows * perRow > maxBytes)
+    c.rows = std::max<int64_t>(1, (maxBytes - fixed) / perRow);
+}
+
 } // namespace
 
 FuzzCase makeCase(const OpOffer &offer, uint64_t seed, int64_t maxBytes,
-                  int64_t bytesPerRowElem) {
+                  const CaseBytes &bytes) {
   std::mt19937_64 rng(seed ^ 0x9e3779b97f4a7c15ull);
   auto pick = [&](int64_t n) { return int64_t(rng() % uint64_t(n)); };
   FuzzCase c;
@@ -103,9 +168,15 @@ FuzzCase makeCase(const OpOffer &offer, uint64_t seed, int64_t maxBytes,
     c.exponent = int(pick(2 * e + 1)) - e;
   }
   c.valueSeed = rng();
-  int64_t rowBytes = (c.length + c.pad + c.misalign) * bytesPerRowElem;
-  if (rowBytes > 0 && c.rows * rowBytes > maxBytes)
-    c.rows = std::max<int64_t>(1, maxBytes / rowBytes);
+  // Row maps: drawn after the rest, so that plain ops' cases stay as they
+  // were. Rows count groups of row programs here (FuzzCase::rows).
+  for (const auto &[name, role] : offer.dims)
+    c.dims[name] = drawDim(rng, role);
+  if (offer.heads)
+    c.fused = pick(2);
+  if (offer.gather)
+    c.positions = kAllPositions[pick(std::size(kAllPositions))];
+  fitBytes(c, offer, maxBytes, bytes);
   return c;
 }
 
@@ -119,6 +190,12 @@ std::string format(const FuzzCase &c) {
   if (c.values == Values::Scaled)
     s << " exponent=" << c.exponent;
   s << " vseed=" << c.valueSeed;
+  for (const auto &[name, v] : c.dims)
+    s << " dim." << name << "=" << v;
+  if (c.fused)
+    s << " fused=1";
+  if (c.positions != Positions::Random)
+    s << " positions=" << positionsName(c.positions);
   return s.str();
 }
 
@@ -174,6 +251,24 @@ std::optional<FuzzCase> parseCase(const std::string &text, std::string &err) {
     } else if (key == "pad") {
       if (!number(0, 4096, c.pad))
         return std::nullopt;
+    } else if (key.rfind("dim.", 0) == 0 && key.size() > 4) {
+      if (!number(1, 1 << 20, n))
+        return std::nullopt;
+      c.dims[key.substr(4)] = n;
+    } else if (key == "fused") {
+      if (!number(0, 1, n))
+        return std::nullopt;
+      c.fused = n;
+    } else if (key == "positions") {
+      bool found = false;
+      for (Positions p : kAllPositions)
+        if (value == positionsName(p))
+          c.positions = p, found = true;
+      if (!found) {
+        err = "positions=" + value +
+              ": expected random, repeated, zero, last or mixed";
+        return std::nullopt;
+      }
     } else if (key == "values") {
       bool found = false;
       for (Values v :

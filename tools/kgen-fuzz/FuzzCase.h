@@ -1,9 +1,11 @@
 //===- FuzzCase.h - One reproducible kgen-fuzz case -----------*- C++ -*-===//
 //
 // A case is everything one launch needs besides the kernels: op, dtype, row
-// length, rows, layout and values. makeCase() derives it from (op, seed)
-// alone, so a seed reproduces it; its text form ("op=rmsnorm dtype=bf16
-// rows=7 ...") is what `kgen-fuzz run --case` takes and minimize prints.
+// length, rows, layout and values, and for ops with row maps (Graph.h) the
+// other dims, heads' layout and gather indices. makeCase() derives it from
+// (op, seed) alone, so a seed reproduces it; its text form ("op=rmsnorm
+// dtype=bf16 rows=7 ...") is what `kgen-fuzz run --case` takes and minimize
+// prints.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KGEN_TOOLS_KGEN_FUZZ_FUZZCASE_H
@@ -12,6 +14,8 @@
 #include "dsl/DType.h"
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,10 +31,30 @@ enum class Values {
 };
 const char *valuesName(Values v);
 
+/// How gather indices (rope's positions) are drawn; all lie in the table.
+enum class Positions {
+  Random,   ///< uniform in [0, tableRows)
+  Repeated, ///< one random index for every row
+  Zero,     ///< the table's first row
+  Last,     ///< its last row
+  Mixed,    ///< first, last, the previous row's again, or random
+};
+const char *positionsName(Positions p);
+
+/// What a dim besides the row length counts, read from the row maps.
+enum class DimRole {
+  Heads, ///< sub-rows of a heads() part (q_heads)
+  Group, ///< row programs sharing a tensor row (tokens_per_batch)
+  Table, ///< rows of a gathered table (max_pos)
+};
+
 struct FuzzCase {
   std::string op;
   DType dtype = DType::F32;
   int64_t length = 1;
+  /// Rows of the ops of plain rows; with row maps, groups of row programs
+  /// that share rows (rope: tokens of q_heads + k_heads programs, adaln:
+  /// batch items of tokens_per_batch).
   int64_t rows = 1;
   bool specialized = false; ///< the bundle's kernel for `length`, not dyn
   int64_t misalign = 0;     ///< elements added to every tensor's base
@@ -38,6 +62,10 @@ struct FuzzCase {
   Values values = Values::Normal;
   int exponent = 0; ///< Scaled: magnitudes near 2^exponent
   uint64_t valueSeed = 0;
+  /// Row maps: each dim of the kernel besides the row length ("dim.NAME=").
+  std::map<std::string, int64_t> dims;
+  bool fused = false; ///< a heads() view's parts share rows (vLLM's qkv)
+  Positions positions = Positions::Random;
 };
 
 /// What the bundle offers for an op: its dtypes and specialized lengths.
@@ -47,11 +75,18 @@ struct OpOffer {
   std::vector<int64_t> lengths; ///< specialized kernels
   bool dynamic = false;         ///< has a dynamic kernel
   bool centred = false;         ///< subtracts the row mean: values near 32
+  std::vector<std::pair<std::string, DimRole>> dims; ///< besides the length
+  bool heads = false;  ///< has heads() views (fused or not)
+  bool gather = false; ///< gathers rows by an index tensor
 };
 
-/// The case of `seed` for `offer`. Sizes stay within `maxBytes` moved.
+/// The bytes a case allocates (Bundle::caseBytes).
+using CaseBytes = std::function<int64_t(const FuzzCase &)>;
+
+/// The case of `seed` for `offer`. Sizes stay within `maxBytes` allocated:
+/// gathered tables within half of it, then one row, then the rows.
 FuzzCase makeCase(const OpOffer &offer, uint64_t seed, int64_t maxBytes,
-                  int64_t bytesPerRowElem);
+                  const CaseBytes &bytes);
 
 std::string format(const FuzzCase &c);
 /// Parses format()'s text; nullopt with `err` naming the bad field.

@@ -6,8 +6,9 @@
 //
 // DIR is a `kgen bundle` folder. Each case of `run` comes from (op, seed)
 // alone; a failure prints its seed and the minimize command. `minimize`
-// shrinks a failing case (rows and length by bisection, then layout and
-// values) and prints the smallest as a command line and a GoogleTest.
+// shrinks a failing case (layout and values, then row maps' dims, rows and
+// length by bisection) and prints the smallest as a command line and a
+// GoogleTest.
 // KGEN_GPU_TEST_FAKE_CUDA runs on the emulator (test/gpu/EmuCuda.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -147,6 +148,7 @@ int runCommand(const std::vector<std::string> &args) {
   if (!d)
     return 1;
   Runner runner(d, bundle, unsigned(threads));
+  CaseBytes bytes = [&](const FuzzCase &c) { return bundle.caseBytes(c); };
   if (!caseText.empty()) {
     std::optional<FuzzCase> c = parseCase(caseText, err);
     if (!c)
@@ -181,7 +183,7 @@ int runCommand(const std::vector<std::string> &args) {
     };
     for (int64_t i = 0; seconds ? elapsed() < seconds : i < cases; ++i) {
       uint64_t s = caseSeed(uint64_t(seed), name, i);
-      FuzzCase c = makeCase(offer, s, maxBytes, bundle.bytesPerRowElem(name));
+      FuzzCase c = makeCase(offer, s, maxBytes, bytes);
       Outcome o = runner.run(c);
       refSeconds += o.refSeconds;
       if (o.kind == Outcome::Skip) {
@@ -290,7 +292,7 @@ int minimizeCommand(std::vector<std::string> args) {
     return 1;
   Runner runner(d, bundle);
   FuzzCase c = makeCase(bundle.offers().at(opName), seed, maxBytes,
-                        bundle.bytesPerRowElem(opName));
+                        [&](const FuzzCase &t) { return bundle.caseBytes(t); });
   Shrinker sh{runner};
   if (!sh.fails(c)) {
     std::cout << "kgen-fuzz: " << format(c) << " passes: nothing to shrink\n";
@@ -310,6 +312,10 @@ int minimizeCommand(std::vector<std::string> args) {
   tryField([](FuzzCase &t) { t.misalign = 0; });
   tryField([](FuzzCase &t) { t.pad = 0; });
   tryField([](FuzzCase &t) { t.values = Values::Normal, t.exponent = 0; });
+  if (c.fused)
+    tryField([](FuzzCase &t) { t.fused = false; });
+  if (c.positions != Positions::Random && c.positions != Positions::Zero)
+    tryField([](FuzzCase &t) { t.positions = Positions::Zero; });
   if (c.values == Values::Scaled) // the magnitude, toward 2^0
     c.exponent =
         int((c.exponent < 0 ? -1 : 1) *
@@ -317,6 +323,10 @@ int minimizeCommand(std::vector<std::string> args) {
                      [sign = c.exponent < 0 ? -1 : 1](FuzzCase &t, int64_t v) {
                        t.exponent = int(sign * v);
                      }));
+  for (auto &[name, v] : c.dims) // heads, group sizes, table rows
+    if (v > 1)
+      v = sh.least(c, 1, v,
+                   [&name](FuzzCase &t, int64_t n) { t.dims[name] = n; });
   if (c.rows > 1)
     c.rows = sh.least(c, 1, c.rows, [](FuzzCase &t, int64_t v) { t.rows = v; });
   if (!c.specialized && c.length > 1) {

@@ -17,26 +17,9 @@ namespace kgen::fuzz {
 
 namespace {
 
-/// Poisoned bytes after every allocation: a kernel that writes past its
-/// rows changes them.
-constexpr int64_t kGuardBytes = 64;
 /// Values repeat a random tile of this many elements (a prime, so rows
 /// differ): large cases cost a memcpy, not a random draw per element.
 constexpr int64_t kTileElems = 4093;
-
-/// Where one tensor lives in its allocation, in elements.
-struct Place {
-  int64_t elem = 0, rowLength = 0, offset = 0, stride = 0, elems = 0;
-  int64_t rowsHeld = 0; ///< rows of the tensor (1 for a vector)
-  bool inPlace = false;
-  /// Whether element q of the allocation lies in a row the kernel writes.
-  bool inRow(int64_t q) const {
-    if (q < offset)
-      return false;
-    int64_t i = q - offset, r = i / stride;
-    return r < rowsHeld && i % stride < rowLength;
-  }
-};
 
 /// A random input of case `c` in dtype `t`: finite but for Values::Specials.
 double drawValue(const FuzzCase &c, DType t, std::mt19937_64 &rng,
@@ -84,14 +67,8 @@ bool Bundle::open(const std::string &d, std::string &err) {
       continue;
     }
     std::string why;
-    if (k.dims.size() != 1)
-      why = "more than one dim";
-    for (const TensorDecl &td : k.tensors)
-      if (!td.map.isIdentity())
-        why = "tensor '" + td.name +
-              "' has a row map (heads, groups or a "
-              "gather): test/gpu/ViewOpsTest.cpp covers it";
-    if (!why.empty()) {
+    std::vector<std::pair<std::string, DimRole>> roles;
+    if (!dimRoles(k, op->mainDim, roles, why)) {
       skippedMap[e.op] = why;
       offerMap.erase(e.op);
       continue;
@@ -100,6 +77,11 @@ bool Bundle::open(const std::string &d, std::string &err) {
     o.op = e.op;
     o.centred = e.op.find("layernorm") != std::string::npos ||
                 e.op.find("adaln") != std::string::npos;
+    o.dims = roles;
+    for (const TensorDecl &td : k.tensors) {
+      o.heads |= td.map.subLength != Len(0);
+      o.gather |= td.map.gather >= 0;
+    }
     if (std::find(o.dtypes.begin(), o.dtypes.end(), *dt) == o.dtypes.end())
       o.dtypes.push_back(*dt);
     if (e.length == 0)
@@ -107,11 +89,12 @@ bool Bundle::open(const std::string &d, std::string &err) {
     else if (std::find(o.lengths.begin(), o.lengths.end(), e.length) ==
              o.lengths.end())
       o.lengths.push_back(e.length);
-    int64_t bytes = 0;
+    int64_t bytes = 0; // per element of the main dim (plain rows' sizing)
+    std::vector<int64_t> ones(k.dims.size(), 1);
     for (const TensorDecl &td : k.tensors)
-      if (td.layout == Layout::Rows) // per element of the main dim
+      if (td.layout == Layout::Rows)
         bytes += sizeInBytes(td.dtype) *
-                 std::max<int64_t>(1, td.rowLength.eval({1}));
+                 std::max<int64_t>(1, td.rowLength.eval(ones));
     rowBytes[e.op] = std::max(rowBytes[e.op], bytes);
   }
   if (offerMap.empty()) {
@@ -121,9 +104,26 @@ bool Bundle::open(const std::string &d, std::string &err) {
   return true;
 }
 
-int64_t Bundle::bytesPerRowElem(const std::string &op) const {
-  auto it = rowBytes.find(op);
-  return it == rowBytes.end() ? 1 : it->second;
+int64_t Bundle::caseBytes(const FuzzCase &c) {
+  auto o = offerMap.find(c.op);
+  const OpOffer *offer = o == offerMap.end() ? nullptr : &o->second;
+  if (!offer || (offer->dims.empty() && !offer->heads && !offer->gather)) {
+    auto it = rowBytes.find(c.op);
+    return c.rows * (c.length + c.pad + c.misalign) *
+           (it == rowBytes.end() ? 1 : it->second);
+  }
+  const OpDef *op = findOp(c.op);
+  int64_t length = c.specialized ? c.length : 0;
+  std::string key =
+      c.op + "/" + std::string(name(c.dtype)) + "/" + std::to_string(length);
+  auto it = shapes.find(key);
+  if (it == shapes.end()) {
+    std::map<std::string, int64_t> dims;
+    it = shapes.emplace(key, op->instantiate(c.dtype, length, dims)).first;
+  }
+  Shape s;
+  std::string err;
+  return shapeCase(it->second, *op, c, s, err) ? s.bytes : 0;
 }
 
 const gpu::RtKernel *Bundle::kernel(const std::string &op, DType dtype,
@@ -149,23 +149,27 @@ const gpu::RtKernel *Bundle::kernel(const std::string &op, DType dtype,
 Outcome Runner::run(const FuzzCase &c) {
   Outcome out;
   std::string err;
+  auto skip = [&](const std::string &why) {
+    out.kind = Outcome::Skip;
+    out.what = why;
+    return out;
+  };
   const gpu::RtKernel *k =
       bundle.kernel(c.op, c.dtype, c.specialized ? c.length : 0, err);
-  if (!k) {
-    out.kind = Outcome::Skip;
-    out.what = err;
-    return out;
-  }
+  if (!k)
+    return skip(err);
   const Kernel &dsl = k->dsl;
   const OpDef *op = k->op;
+  Shape sh;
+  if (!shapeCase(dsl, *op, c, sh, err))
+    return skip(err);
   auto forEach = [&](size_t n, const std::function<void(size_t)> &fn) {
     gpu::parallelFor(n, fn, threads);
   };
-  const int64_t L = c.length;
-  const size_t nt = dsl.tensors.size();
-  if (slots.size() < nt)
-    slots.resize(nt);
-  std::vector<Place> place(nt);
+  const size_t nt = dsl.tensors.size(), ns = sh.slotSize.size();
+  const std::vector<Place> &place = sh.places;
+  if (slots.size() < ns)
+    slots.resize(ns);
   std::mt19937_64 rng(c.valueSeed);
   double centre =
       bundle.offers().count(c.op) && bundle.offers().at(c.op).centred ? 32.0
@@ -176,47 +180,36 @@ Outcome Runner::run(const FuzzCase &c) {
     return out;
   };
 
-  for (size_t t = 0; t < nt; ++t) {
-    const TensorDecl &td = dsl.tensors[t];
-    Place &p = place[t];
-    p.elem = sizeInBytes(td.dtype);
-    p.rowLength = td.layout == Layout::RowScalar ? 1 : td.rowLength.eval({L});
-    p.offset = c.misalign;
-    p.inPlace = td.isInput && td.isWritten;
-    if (td.layout == Layout::Rows) {
-      p.stride = p.rowLength + c.pad;
-      p.rowsHeld = c.rows;
-    } else if (td.layout == Layout::RowScalar) {
-      p.stride = 1;
-      p.rowsHeld = c.rows;
-    } else {
-      p.stride = p.rowLength;
-      p.rowsHeld = 1;
-    }
-    p.elems = p.offset + p.rowsHeld * p.stride + kGuardBytes / p.elem;
-    Slot &s = slots[t];
-    size_t bytes = size_t(p.elems * p.elem);
-    if (s.buf.size() < bytes) {
-      s.buf.reset();
-      if (!s.buf.allocate(d, bytes, err)) {
-        out.kind = Outcome::Skip;
-        out.what = err;
-        return out;
-      }
+  for (size_t s = 0; s < ns; ++s) {
+    Slot &sl = slots[s];
+    size_t bytes = size_t(sh.slotSize[s] * sh.slotElem[s]);
+    if (sl.buf.size() < bytes) {
+      sl.buf.reset();
+      if (!sl.buf.allocate(d, bytes, err))
+        return skip(err);
     }
     // Everything off the rows is poison (0xFF: NaN in every float dtype),
     // so a kernel that reads it spreads NaN and one that writes it shows.
-    s.init.assign(bytes, 0xff);
+    sl.init.assign(bytes, 0xff);
+  }
+  for (size_t t = 0; t < nt; ++t) {
+    const TensorDecl &td = dsl.tensors[t];
+    const Place &p = place[t];
+    std::vector<uint8_t> &init = slots[p.slot].init;
     if (!td.isInput)
       continue;
-    if (td.layout == Layout::Rows) {
+    if (isGatherIndex(dsl, t)) {
+      drawPositions(dsl, sh, t, c, rng, init);
+    } else if (td.layout == Layout::Rows) {
+      // Grouped and gathered rows (scale, a cos/sin cache) centre on 0.
+      double at = td.map.isIdentity() ? centre : 0.0;
       int64_t n = std::min(kTileElems, p.rowsHeld * p.stride);
       std::vector<uint8_t> tile(size_t(std::max<int64_t>(n, 1) * p.elem));
       for (int64_t i = 0; i < n; ++i)
-        encode(td.dtype, drawValue(c, td.dtype, rng, centre),
+        encode(td.dtype, drawValue(c, td.dtype, rng, at),
                tile.data() + i * p.elem);
       for (int64_t r = 0; r < p.rowsHeld; ++r) {
-        uint8_t *row = s.init.data() + (p.offset + r * p.stride) * p.elem;
+        uint8_t *row = init.data() + (p.offset + r * p.stride) * p.elem;
         if (c.values == Values::Constant) {
           for (int64_t i = 0; i < p.rowLength; ++i)
             std::memcpy(row + i * p.elem, tile.data() + (r % n) * p.elem,
@@ -239,12 +232,14 @@ Outcome Runner::run(const FuzzCase &c) {
       for (int64_t r = 0; r < p.rowsHeld; ++r)
         for (int64_t i = 0; i < p.rowLength; ++i)
           encode(td.dtype, u(rng),
-                 s.init.data() + (p.offset + r * p.stride + i) * p.elem);
+                 init.data() + (p.offset + r * p.stride + i) * p.elem);
     }
   }
-  for (size_t t = 0; t < nt; ++t) {
-    CUresult r = d->memcpyHtoD(slots[t].buf.ptr(), slots[t].init.data(),
-                               slots[t].init.size());
+  std::vector<CUdeviceptr> base(ns);
+  for (size_t s = 0; s < ns; ++s) {
+    base[s] = slots[s].buf.ptr();
+    CUresult r =
+        d->memcpyHtoD(base[s], slots[s].init.data(), slots[s].init.size());
     if (r != CUDA_SUCCESS) {
       out.fatal = true;
       return fail(d->errorText(r, "cuMemcpyHtoD"));
@@ -252,17 +247,10 @@ Outcome Runner::run(const FuzzCase &c) {
   }
 
   std::vector<kgen_arg> args;
-  if (!gpu::buildArgs(
-          *k,
-          [&](size_t t) {
-            const Place &p = place[t];
-            return gpu::TensorArg{
-                slots[t].buf.ptr() + p.offset * p.elem,
-                dsl.tensors[t].layout == Layout::Rows ? p.stride : 0};
-          },
-          L, args, err))
+  if (!launchArgs(*k, sh, base, args, err))
     return fail(err);
-  kgen_status st = kgen_launch(k->k, args.data(), args.size(), c.rows, nullptr);
+  kgen_status st =
+      kgen_launch(k->k, args.data(), args.size(), sh.launchRows, nullptr);
   if (st != KGEN_OK) {
     out.fatal = st == KGEN_ERROR_CUDA;
     return fail(std::string("kgen_launch refused a valid case: ") +
@@ -273,37 +261,44 @@ Outcome Runner::run(const FuzzCase &c) {
     out.fatal = true;
     return fail(d->errorText(r, "cuCtxSynchronize"));
   }
+  // The slots holding a written tensor, each with its tensors by offset.
+  std::vector<std::vector<size_t>> inSlot(ns);
+  std::vector<char> written(ns, 0);
   for (size_t t = 0; t < nt; ++t) {
-    if (!dsl.tensors[t].isWritten)
+    inSlot[place[t].slot].push_back(t);
+    written[place[t].slot] |= dsl.tensors[t].isWritten;
+  }
+  for (size_t s = 0; s < ns; ++s) {
+    if (!written[s])
       continue;
-    Slot &s = slots[t];
-    s.got.resize(s.init.size());
-    r = d->memcpyDtoH(s.got.data(), s.buf.ptr(), s.got.size());
+    Slot &sl = slots[s];
+    sl.got.resize(sl.init.size());
+    r = d->memcpyDtoH(sl.got.data(), sl.buf.ptr(), sl.got.size());
     if (r != CUDA_SUCCESS) {
       out.fatal = true;
       return fail(d->errorText(r, "cuMemcpyDtoH"));
     }
   }
 
-  // Invariants over whole allocations: off the rows nothing changed; on
-  // them everything written, and no NaN unless the inputs hold some. Rows
-  // are scanned in parallel chunks; the first wrong element is reported.
-  for (size_t t = 0; t < nt; ++t) {
-    const TensorDecl &td = dsl.tensors[t];
-    if (!td.isWritten)
+  // Invariants over whole allocations: off the rows, and on elements no
+  // store writes, nothing changed; elements a store writes are written, and
+  // no NaN unless the inputs hold some. Rows are scanned in parallel chunks;
+  // the first wrong element is reported.
+  for (size_t s = 0; s < ns; ++s) {
+    if (!written[s])
       continue;
-    const Place &p = place[t];
-    const uint8_t *got = slots[t].got.data(), *init = slots[t].init.data();
-    const int64_t e = p.elem;
-    // An fp8 NaN may be 0xFF itself: poison tells nothing there.
-    const bool checkUnwritten =
-        !p.inPlace && !(e == 1 && c.values == Values::Specials);
-    const bool checkNan = c.values != Values::Specials;
+    // The tensors of a slot share its pitch and rows (RowMaps.cpp).
+    const Place &p0 = place[inSlot[s].front()];
+    const uint8_t *got = slots[s].got.data(), *init = slots[s].init.data();
+    const int64_t e = p0.elem, stride = p0.stride, rowsHeld = p0.rowsHeld;
+    std::string names;
+    for (size_t t : inSlot[s])
+      names += (names.empty() ? "" : "+") + dsl.tensors[t].name;
     auto at = [&](int64_t q, const char *what) {
-      int64_t i = q - p.offset;
-      return std::string(what) + ": " + td.name + "[" + std::to_string(q) +
-             "] (row " + std::to_string(q < p.offset ? -1 : i / p.stride) +
-             ", element " + std::to_string(q < p.offset ? -1 : i % p.stride) +
+      int64_t i = q - p0.offset;
+      return std::string(what) + ": " + names + "[" + std::to_string(q) +
+             "] (row " + std::to_string(q < p0.offset ? -1 : i / stride) +
+             ", element " + std::to_string(q < p0.offset ? -1 : i % stride) +
              ")";
     };
     // The first differing element of [from, to) against init, or -1.
@@ -316,50 +311,74 @@ Outcome Runner::run(const FuzzCase &c) {
           return q;
       return -1;
     };
-    const int64_t chunks = std::clamp<int64_t>(p.rowsHeld / 64, 1, 64);
+    const int64_t chunks = std::clamp<int64_t>(rowsHeld / 64, 1, 64);
     std::vector<int64_t> firstBad(chunks, -1);
     std::vector<const char *> kind(chunks, "");
     forEach(chunks, [&](size_t ch) {
-      int64_t r0 = p.rowsHeld * ch / chunks,
-              r1 = p.rowsHeld * (ch + 1) / chunks;
-      for (int64_t r = r0; r < r1; ++r) {
-        int64_t start = p.offset + r * p.stride;
-        for (int64_t q = start; q < start + p.rowLength; ++q) {
-          const uint8_t *g = got + q * e;
-          if (checkUnwritten && gpu::isPoison(g, e)) {
-            firstBad[ch] = q, kind[ch] = "left unwritten";
-            return;
+      int64_t r0 = rowsHeld * ch / chunks, r1 = rowsHeld * (ch + 1) / chunks;
+      auto bad = [&](int64_t q, const char *what) {
+        firstBad[ch] = q, kind[ch] = what;
+        return true;
+      };
+      auto badRow = [&](int64_t r) {
+        int64_t pos = p0.offset + r * stride;
+        for (size_t t : inSlot[s]) {
+          const TensorDecl &td = dsl.tensors[t];
+          const Place &p = place[t];
+          int64_t from = p.offset + r * stride;
+          if (int64_t q = changed(pos, from); q >= 0)
+            return bad(q, "wrote outside its rows");
+          pos = from + p.rowLength;
+          if (!td.isWritten) {
+            if (int64_t q = changed(from, pos); q >= 0)
+              return bad(q, "wrote a tensor it only reads");
+            continue;
           }
-          if (checkNan && gpu::isNanBits(td.dtype, g)) {
-            firstBad[ch] = q, kind[ch] = "NaN from finite inputs";
-            return;
+          // An fp8 NaN may be 0xFF itself: poison tells nothing there.
+          const bool checkUnwritten =
+              !p.inPlace && !(e == 1 && c.values == Values::Specials);
+          const bool checkNan = c.values != Values::Specials;
+          for (int64_t i = 0; i < p.rowLength; ++i) {
+            int64_t q = from + i;
+            const uint8_t *g = got + q * e;
+            if (!p.isStored(i)) {
+              if (std::memcmp(g, init + q * e, e))
+                return bad(q, "changed an element no store writes");
+              continue;
+            }
+            if (checkUnwritten && gpu::isPoison(g, e))
+              return bad(q, "left unwritten");
+            if (checkNan && gpu::isNanBits(td.dtype, g))
+              return bad(q, "NaN from finite inputs");
           }
         }
-        int64_t q = changed(start + p.rowLength, start + p.stride);
-        if (q >= 0) {
-          firstBad[ch] = q, kind[ch] = "wrote outside its rows";
-          return;
-        }
+        if (int64_t q = changed(pos, p0.offset + r * stride + stride); q >= 0)
+          return bad(q, "wrote outside its rows");
+        return false;
+      };
+      for (int64_t r = r0; r < r1 && !badRow(r); ++r) {
       }
     });
     for (int64_t ch = 0; ch < chunks; ++ch)
       if (firstBad[ch] >= 0)
         return fail(at(firstBad[ch], kind[ch]));
-    int64_t q = changed(0, p.offset);
+    int64_t q = changed(0, p0.offset);
     if (q < 0)
-      q = changed(p.offset + p.rowsHeld * p.stride, p.elems);
+      q = changed(p0.offset + rowsHeld * stride, sh.slotSize[s]);
     if (q >= 0)
       return fail(at(q, "wrote outside its rows"));
   }
 
-  // The interpreter on sampled rows, each as a batch of one.
+  // The interpreter on sampled blocks of row programs (one row, or one
+  // token's heads), each as a launch of its own.
+  const int64_t blocks = sh.launchRows / sh.step;
   std::vector<int64_t> sample;
-  for (int64_t r = 0; r < std::min<int64_t>(c.rows, 4); ++r)
-    sample.push_back(r);
-  for (int64_t r = std::max<int64_t>(4, c.rows - 2); r < c.rows; ++r)
-    sample.push_back(r);
-  for (int i = 0; i < 4 && c.rows > 8; ++i)
-    sample.push_back(4 + int64_t(rng() % uint64_t(c.rows - 6)));
+  for (int64_t b = 0; b < std::min<int64_t>(blocks, 4); ++b)
+    sample.push_back(b);
+  for (int64_t b = std::max<int64_t>(4, blocks - 2); b < blocks; ++b)
+    sample.push_back(b);
+  for (int i = 0; i < 4 && blocks > 8; ++i)
+    sample.push_back(4 + int64_t(rng() % uint64_t(blocks - 6)));
   std::sort(sample.begin(), sample.end());
   sample.erase(std::unique(sample.begin(), sample.end()), sample.end());
   std::vector<double> params;
@@ -367,18 +386,31 @@ Outcome Runner::run(const FuzzCase &c) {
     auto it = op->scalars.find(pd.name);
     params.push_back(it == op->scalars.end() ? 0.0 : it->second);
   }
-  auto reference = [&](int64_t row, const InterpretOptions &o) {
+  // The tensor rows block b's programs see: [first, last] of a tensor of
+  // group g (vectors and gathered tables are read in place).
+  auto rowsOf = [&](int64_t b, const Place &p) {
+    int64_t r0 = b * sh.step;
+    return std::make_pair(r0 / p.group, (r0 + sh.step - 1) / p.group);
+  };
+  auto reference = [&](int64_t blk, const InterpretOptions &o) {
     std::vector<std::vector<uint8_t>> bufs(nt);
     Bindings b;
-    b.dims = {L};
-    b.rows = 1;
+    b.dims = sh.dims;
+    b.rows = sh.step;
     b.params = params;
     for (size_t t = 0; t < nt; ++t) {
       const Place &p = place[t];
-      int64_t r = dsl.tensors[t].layout == Layout::Vector ? 0 : row;
-      const uint8_t *src =
-          slots[t].init.data() + (p.offset + r * p.stride) * p.elem;
-      bufs[t].assign(src, src + p.rowLength * p.elem);
+      uint8_t *src = slots[p.slot].init.data() + p.offset * p.elem;
+      if (!p.group) { // interpret() writes neither
+        b.tensors.push_back({src, p.stride});
+        continue;
+      }
+      auto [first, last] = rowsOf(blk, p);
+      int64_t len = p.rowLength * p.elem;
+      bufs[t].resize(size_t((last - first + 1) * len));
+      for (int64_t row = first; row <= last; ++row)
+        std::memcpy(bufs[t].data() + (row - first) * len,
+                    src + row * p.stride * p.elem, len);
       b.tensors.push_back({bufs[t].data(), 0});
     }
     interpret(dsl, b, o);
@@ -388,10 +420,10 @@ Outcome Runner::run(const FuzzCase &c) {
   std::vector<std::string> errors(sample.size());
   std::vector<double> worst(sample.size(), 0.0);
   forEach(sample.size(), [&](size_t si) {
-    int64_t row = sample[si];
+    int64_t blk = sample[si];
     std::vector<std::vector<uint8_t>> ref;
     try {
-      ref = reference(row, {});
+      ref = reference(blk, {});
     } catch (const std::exception &ex) {
       errors[si] = std::string("interpret: ") + ex.what();
       return;
@@ -399,51 +431,55 @@ Outcome Runner::run(const FuzzCase &c) {
     std::vector<std::vector<std::vector<uint8_t>>> perturbed;
     for (size_t t = 0; t < nt && errors[si].empty(); ++t) {
       const TensorDecl &td = dsl.tensors[t];
-      if (!td.isWritten)
-        continue;
       const Place &p = place[t];
+      if (!td.isWritten || !p.group)
+        continue;
       Tolerance tol = outputTolerance(dsl, int(t));
-      int64_t r = td.layout == Layout::Vector ? 0 : row;
-      for (int64_t i = 0; i < p.rowLength; ++i) {
-        double want = decode(td.dtype, ref[t].data() + i * p.elem);
-        double got =
-            decode(td.dtype, slots[t].got.data() +
-                                 (p.offset + r * p.stride + i) * p.elem);
-        auto ratio = [&](const Tolerance &tl) {
-          double bound = tl.atol + tl.rtol * std::fabs(want);
-          if (std::isfinite(want) && std::isfinite(got) && bound > 0)
-            worst[si] = std::max(worst[si], std::fabs(got - want) / bound);
-        };
-        if (withinTolerance(td.dtype, got, want, tol)) {
-          ratio(tol);
-          continue;
-        }
-        if (isFloat(td.dtype) && std::isfinite(want)) {
-          // An ill-conditioned output: the slack random rounding shows.
-          if (perturbed.empty())
-            for (int s = 0; s < kPerturbedRuns; ++s) {
-              InterpretOptions o;
-              o.perturbSeed = c.valueSeed + 7919 * s;
-              perturbed.push_back(reference(row, o));
-            }
-          std::vector<double> moved;
-          for (const auto &pr : perturbed)
-            moved.push_back(decode(td.dtype, pr[t].data() + i * p.elem));
-          Tolerance wide = tol;
-          wide.atol += roundingSlack(td.dtype, want, moved);
-          if (withinTolerance(td.dtype, got, want, wide)) {
-            ratio(wide);
+      auto [first, last] = rowsOf(blk, p);
+      for (int64_t row = first; row <= last && errors[si].empty(); ++row)
+        for (int64_t i = 0; i < p.rowLength; ++i) {
+          if (!p.isStored(i))
+            continue;
+          int64_t j = (row - first) * p.rowLength + i;
+          double want = decode(td.dtype, ref[t].data() + j * p.elem);
+          double got =
+              decode(td.dtype, slots[p.slot].got.data() +
+                                   (p.offset + row * p.stride + i) * p.elem);
+          auto ratio = [&](const Tolerance &tl) {
+            double bound = tl.atol + tl.rtol * std::fabs(want);
+            if (std::isfinite(want) && std::isfinite(got) && bound > 0)
+              worst[si] = std::max(worst[si], std::fabs(got - want) / bound);
+          };
+          if (withinTolerance(td.dtype, got, want, tol)) {
+            ratio(tol);
             continue;
           }
+          if (isFloat(td.dtype) && std::isfinite(want)) {
+            // An ill-conditioned output: the slack random rounding shows.
+            if (perturbed.empty())
+              for (int s = 0; s < kPerturbedRuns; ++s) {
+                InterpretOptions o;
+                o.perturbSeed = c.valueSeed + 7919 * s;
+                perturbed.push_back(reference(blk, o));
+              }
+            std::vector<double> moved;
+            for (const auto &pr : perturbed)
+              moved.push_back(decode(td.dtype, pr[t].data() + j * p.elem));
+            Tolerance wide = tol;
+            wide.atol += roundingSlack(td.dtype, want, moved);
+            if (withinTolerance(td.dtype, got, want, wide)) {
+              ratio(wide);
+              continue;
+            }
+          }
+          std::ostringstream m;
+          m.precision(9);
+          m << td.name << " row " << row << " element " << i << ": got " << got
+            << ", the interpreter " << want << " (atol " << tol.atol
+            << ", rtol " << tol.rtol << ")";
+          errors[si] = m.str();
+          break;
         }
-        std::ostringstream m;
-        m.precision(9);
-        m << td.name << " row " << row << " element " << i << ": got " << got
-          << ", the interpreter " << want << " (atol " << tol.atol << ", rtol "
-          << tol.rtol << ")";
-        errors[si] = m.str();
-        break;
-      }
     }
   });
   out.refSeconds =

@@ -1,17 +1,19 @@
 //===- Runner.h - kgen-fuzz cases against the interpreter ------*- C++ -*-===//
 //
-// A case's tensors are laid out in allocations poisoned with 0xFF bytes
-// (with a guard after each), its inputs drawn as FuzzCase says, launched
-// through the runtime and copied back whole. It fails when an element off
-// the rows changed, one on them was not written, a NaN came from finite
-// inputs, or a sampled row differs from interpret() past outputTolerance()
-// (f32: plus the rounding slack random rounding shows).
+// A case's tensors are laid out (RowMaps.h) in allocations poisoned with
+// 0xFF bytes (with a guard after each), its inputs drawn as FuzzCase says,
+// launched through the runtime and copied back whole. It fails when an
+// element off the rows (or one no store writes) changed, one a store writes
+// was not written, a NaN came from finite inputs, or a sampled row differs
+// from interpret() past outputTolerance() (plus the rounding slack random
+// rounding shows).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KGEN_TOOLS_KGEN_FUZZ_RUNNER_H
 #define KGEN_TOOLS_KGEN_FUZZ_RUNNER_H
 
 #include "FuzzCase.h"
+#include "RowMaps.h"
 
 #include "GpuCommon.h"
 
@@ -22,9 +24,9 @@
 
 namespace kgen::fuzz {
 
-/// The kernels of a `kgen bundle` folder that kgen-fuzz can drive: ops of
-/// one dim whose tensors are plain rows (no heads, groups or gathers; those
-/// ops are covered by test/gpu/ViewOpsTest.cpp).
+/// The kernels of a `kgen bundle` folder that kgen-fuzz can drive: ops
+/// whose dims besides the row length are head counts, group sizes or table
+/// rows of their row maps (rope, adaln), or none.
 class Bundle {
 public:
   bool open(const std::string &dir, std::string &err);
@@ -37,16 +39,18 @@ public:
   /// `err` when the bundle has none.
   const gpu::RtKernel *kernel(const std::string &op, DType dtype,
                               int64_t length, std::string &err);
-  /// Bytes a case moves per row element, summed over its Rows tensors.
-  int64_t bytesPerRowElem(const std::string &op) const;
+  /// The bytes case `c` allocates (ops of plain rows: per row element,
+  /// summed over the Rows tensors, as sizes were always drawn).
+  int64_t caseBytes(const FuzzCase &c);
 
 private:
   std::string dir;
   std::vector<gpu::ManifestEntry> entries;
   std::map<std::string, OpOffer> offerMap;
   std::map<std::string, std::string> skippedMap;
-  std::map<std::string, int64_t> rowBytes;
+  std::map<std::string, int64_t> rowBytes; ///< ops of plain rows
   std::map<std::string, std::unique_ptr<gpu::RtKernel>> loaded;
+  std::map<std::string, Kernel> shapes; ///< caseBytes' kernels, by name
 };
 
 struct Outcome {
