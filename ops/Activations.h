@@ -24,6 +24,15 @@ inline Expr geluF32(const Expr &a, bool tanhApproximation) {
   return 0.5 * a * (1.0 + erf(a * M_SQRT1_2));
 }
 
+/// tanh on an f32 value through one exp: |t| = 1 - 2e / (1 + e) with
+/// e = exp(-2|a|) <= 1, so no overflow and, where |t| nears 1, only a small
+/// term is subtracted (libdevice's tanhf is slower on the GPU).
+inline Expr tanhF32(const Expr &a) {
+  Expr e = exp(-2.0 * abs(a));
+  Expr t = 1.0 - 2.0 * e / (1.0 + e);
+  return select(a < 0.0, -t, t);
+}
+
 } // namespace kgen::ops
 
 #endif // KGEN_OPS_ACTIVATIONS_H

@@ -27,6 +27,10 @@ Suites (--suite):
             kgen and compile are checked against that formula in f32,
             rounded once (the op's semantics: eager's op-by-op rounding
             loses ulps where + shift cancels).
+  library rmsnorm_noweight and vLLM's mul_and_silu, fatrelu_and_mul
+          (threshold 0.25), swigluoai_and_mul (alpha 1.702, limit 7),
+          gelu_quick, gelu_new, gelu_fast, on the norms grid; eager is
+          vLLM's forward_native (op by op in bf16).
           A length the bundle has no specialized kernel for runs on the
           op's dynamic kernel (name ..._dyn_...; the CSV's variant column).
 
@@ -110,7 +114,11 @@ ROPE_HEAD_DIM = 128
 ROPE_MAX_POS = 65536
 ADALN_SHAPES = [(1, 1024), (8, 1024), (1, 4096), (8, 4096)]  # (B, N)
 ADALN_CS = [1152, 3072]
-SUITES = {"norms": NORM_OPS + ACT_OPS, "views": VIEW_OPS}
+# Issue 38's forms: vLLM's other activations and the weightless RMSNorm, on
+# the norms suite's grid (--tokens, --hiddens).
+LIB_OPS = ["rmsnorm_noweight", "mul_and_silu", "fatrelu_and_mul",
+           "swigluoai_and_mul", "gelu_quick", "gelu_new", "gelu_fast"]
+SUITES = {"norms": NORM_OPS + ACT_OPS, "views": VIEW_OPS, "library": LIB_OPS}
 MAX_BYTES = 4.3e9
 IMPLS = ["kgen", "eager", "compile"]
 # Overridden by selftest_emu.py only (a CPU run against the emulated driver).
@@ -210,6 +218,49 @@ def f_silu_and_mul_quant(x):
 def f_gelu_tanh_and_mul(x):
     d = x.shape[-1] // 2
     return F.gelu(x[..., :d], approximate="tanh") * x[..., d:]
+
+
+FATRELU_THRESHOLD = 0.25
+SWIGLUOAI_ALPHA, SWIGLUOAI_LIMIT = 1.702, 7.0
+
+
+def f_rmsnorm_noweight(x):
+    # vLLM's RMSNorm(has_weight=False).forward_native
+    xf = x.float()
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(
+        x.dtype)
+
+
+# vLLM's forward_native of each activation (model dtype, op by op).
+def f_mul_and_silu(x):
+    d = x.shape[-1] // 2
+    return x[..., :d] * F.silu(x[..., d:])
+
+
+def f_fatrelu_and_mul(x):
+    d = x.shape[-1] // 2
+    return F.threshold(x[..., :d], FATRELU_THRESHOLD, 0.0) * x[..., d:]
+
+
+def f_swigluoai_and_mul(x):
+    gate, up = x[..., ::2], x[..., 1::2]
+    gate = gate.clamp(min=None, max=SWIGLUOAI_LIMIT)
+    up = up.clamp(min=-SWIGLUOAI_LIMIT, max=SWIGLUOAI_LIMIT)
+    return (up + 1) * (gate * torch.sigmoid(gate * SWIGLUOAI_ALPHA))
+
+
+def f_gelu_quick(x):
+    return x * torch.sigmoid(1.702 * x)
+
+
+def f_gelu_new(x):
+    c = math.sqrt(2.0 / math.pi)
+    return 0.5 * x * (1.0 + torch.tanh(c * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+def f_gelu_fast(x):
+    return 0.5 * x * (1.0 + torch.tanh(x * 0.7978845608 *
+                                       (1.0 + 0.044715 * x * x)))
 
 
 def _rope(positions, qkv, cos_sin_cache, neox):
@@ -342,6 +393,22 @@ OPS = {
                                          ("y", "row", "out", None)],
         eager_in=["x"], compare=["y"], scalars={},
         dims=lambda T, h, b: {"d": h}),
+    "rmsnorm_noweight": dict(
+        fn=f_rmsnorm_noweight, tensors=[("x", "row", "in", "randn"),
+                                        ("y", "row", "out", None)],
+        eager_in=["x"], compare=["y"], scalars={"eps": 1e-6}),
+    "fatrelu_and_mul": dict(
+        fn=f_fatrelu_and_mul, tensors=[("x", "row2", "in", "randn"),
+                                       ("y", "row", "out", None)],
+        eager_in=["x"], compare=["y"],
+        scalars={"threshold": FATRELU_THRESHOLD},
+        dims=lambda T, h, b: {"d": h}),
+    "swigluoai_and_mul": dict(
+        fn=f_swigluoai_and_mul, tensors=[("x", "row2", "in", "randn"),
+                                         ("y", "row", "out", None)],
+        eager_in=["x"], compare=["y"],
+        scalars={"alpha": SWIGLUOAI_ALPHA, "limit": SWIGLUOAI_LIMIT},
+        dims=lambda T, h, b: {"d": h}),
     "adaln": dict(
         fn=f_adaln, ref=ref_adaln, tensors=[("x", "row", "in", "randn"),
                              ("scale", "batch", "in", "w0"),
@@ -358,8 +425,16 @@ def _row_dim(name):
     return lambda T, h, b: {name: h}
 
 
+OPS["mul_and_silu"] = dict(OPS["silu_and_mul"], fn=f_mul_and_silu)
+for _op in ["gelu_quick", "gelu_new", "gelu_fast"]:
+    OPS[_op] = dict(fn=globals()["f_" + _op],
+                    tensors=[("x", "row", "in", "randn"),
+                             ("y", "row", "out", None)],
+                    eager_in=["x"], compare=["y"], scalars={},
+                    dims=lambda T, h, b: {"d": h})
+
 # The norms' row length, for their dynamic kernels.
-for _op in NORM_OPS:
+for _op in NORM_OPS + ["rmsnorm_noweight"]:
     OPS[_op].setdefault("dims",
                         _row_dim("n" if _op == "softmax" else "hidden"))
 
@@ -1259,7 +1334,8 @@ def main():
             o for o in ops if o not in VIEW_OPS]
     else:  # activations last: dropped first
         order = [o for group in (NORM_OPS, ACT_OPS) for o in group
-                 if o in ops]
+                 if o in ops] + [o for o in ops
+                                 if o not in NORM_OPS + ACT_OPS]
     cases, skipped = [], []
     for c in all_cases(order, args.suite):
         if min_bytes(*c) > MAX_BYTES:
@@ -1290,7 +1366,7 @@ def main():
         try:
             if (op, h) not in kernels:
                 kernels[(op, h)] = find_kernel(manifest, op, h,
-                                               allow_dyn=views)
+                                               allow_dyn=args.suite != "norms")
             t0 = time.perf_counter()
             r, c = run_case(op, T, h, kernels[(op, h)], flush, gen, dev, l2,
                             log, b)

@@ -226,10 +226,29 @@ Tensor unary(const char *op, const char *dimName, const Tensor &x) {
 Tensor silu(const Tensor &x) { return unary("silu", "d", x); }
 Tensor gelu(const Tensor &x) { return unary("gelu", "d", x); }
 Tensor geluTanh(const Tensor &x) { return unary("gelu_tanh", "d", x); }
+Tensor geluQuick(const Tensor &x) { return unary("gelu_quick", "d", x); }
+Tensor geluNew(const Tensor &x) { return unary("gelu_new", "d", x); }
+Tensor geluFast(const Tensor &x) { return unary("gelu_fast", "d", x); }
 Tensor softmax(const Tensor &x) { return unary("softmax", "n", x); }
 
-/// y [.., d] = act(x[.., :d]) * x[.., d:] for x [.., 2d].
-Tensor gated(const char *op, const Tensor &x, std::optional<double> scale) {
+Tensor rmsnormNoWeight(const Tensor &x, double eps) {
+  checkFloat("rmsnorm_noweight", x, "x");
+  const int64_t h = x.size(-1);
+  Tensor y = at::empty(x.sizes(), x.options());
+  Call("rmsnorm_noweight", x.scalar_type(), h)
+      .rows("x", asRows(x))
+      .rows("y", y)
+      .scalar("eps", eps)
+      .dim("hidden", h)
+      .run(leadingRows(x));
+  return y;
+}
+
+/// y [.., d] from x [.., 2d] holding both halves (or, swigluoai, pairs),
+/// with the op's scalar parameters; an e4m3 y when `fp8Out`.
+Tensor gated(const char *op, const Tensor &x,
+             std::initializer_list<std::pair<const char *, double>> scalars,
+             bool fp8Out = false) {
   checkFloat(op, x, "x");
   const int64_t twoD = x.size(-1);
   TORCH_CHECK(twoD % 2 == 0, "kgen::", op,
@@ -239,29 +258,34 @@ Tensor gated(const char *op, const Tensor &x, std::optional<double> scale) {
   const int64_t d = twoD / 2;
   std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
   shape.back() = d;
-  auto out = scale ? x.options().dtype(at::kFloat8_e4m3fn) : x.options();
+  auto out = fp8Out ? x.options().dtype(at::kFloat8_e4m3fn) : x.options();
   Tensor y = at::empty(shape, out);
   Call c(op, x.scalar_type(), d);
   c.rows("x", asRows(x)).rows("y", y);
-  if (scale) {
-    TORCH_CHECK(*scale > 0, "kgen::", op, ": scale must be > 0, not ", *scale);
-    c.scalar("scale", *scale);
-  }
+  for (auto [name, value] : scalars)
+    c.scalar(name, value);
   c.dim("d", d).run(leadingRows(x));
   return y;
 }
 
-Tensor siluAndMul(const Tensor &x) {
-  return gated("silu_and_mul", x, std::nullopt);
-}
-Tensor geluAndMul(const Tensor &x) {
-  return gated("gelu_and_mul", x, std::nullopt);
-}
+Tensor siluAndMul(const Tensor &x) { return gated("silu_and_mul", x, {}); }
+Tensor mulAndSilu(const Tensor &x) { return gated("mul_and_silu", x, {}); }
+Tensor geluAndMul(const Tensor &x) { return gated("gelu_and_mul", x, {}); }
 Tensor geluTanhAndMul(const Tensor &x) {
-  return gated("gelu_tanh_and_mul", x, std::nullopt);
+  return gated("gelu_tanh_and_mul", x, {});
+}
+Tensor fatreluAndMul(const Tensor &x, double threshold) {
+  return gated("fatrelu_and_mul", x, {{"threshold", threshold}});
+}
+Tensor swigluOAIAndMul(const Tensor &x, double alpha, double limit) {
+  TORCH_CHECK(limit >= 0, "kgen::swigluoai_and_mul: limit must be >= 0, not ",
+              limit);
+  return gated("swigluoai_and_mul", x, {{"alpha", alpha}, {"limit", limit}});
 }
 Tensor siluAndMulQuant(const Tensor &x, double scale) {
-  return gated("silu_and_mul_quant", x, scale);
+  TORCH_CHECK(scale > 0, "kgen::silu_and_mul_quant: scale must be > 0, not ",
+              scale);
+  return gated("silu_and_mul_quant", x, {{"scale", scale}}, /*fp8Out=*/true);
 }
 
 /// q [..., Hq, D] and k [..., Hk, D] over the same tokens: (tokens, Hq, Hk, D).
@@ -367,10 +391,17 @@ void impls(torch::Library &m) {
   m.impl("silu", &silu);
   m.impl("gelu", &gelu);
   m.impl("gelu_tanh", &geluTanh);
+  m.impl("gelu_quick", &geluQuick);
+  m.impl("gelu_new", &geluNew);
+  m.impl("gelu_fast", &geluFast);
   m.impl("softmax", &softmax);
+  m.impl("rmsnorm_noweight", &rmsnormNoWeight);
   m.impl("silu_and_mul", &siluAndMul);
+  m.impl("mul_and_silu", &mulAndSilu);
   m.impl("gelu_and_mul", &geluAndMul);
   m.impl("gelu_tanh_and_mul", &geluTanhAndMul);
+  m.impl("fatrelu_and_mul", &fatreluAndMul);
+  m.impl("swigluoai_and_mul", &swigluOAIAndMul);
   m.impl("silu_and_mul_quant", &siluAndMulQuant);
   using RopeFn =
       void (*)(const Tensor &, const Tensor &, const Tensor &, const Tensor &);
@@ -416,10 +447,18 @@ TORCH_LIBRARY(kgen, m) {
            "silu(Tensor x) -> Tensor",
            "gelu(Tensor x) -> Tensor",
            "gelu_tanh(Tensor x) -> Tensor",
+           "gelu_quick(Tensor x) -> Tensor",
+           "gelu_new(Tensor x) -> Tensor",
+           "gelu_fast(Tensor x) -> Tensor",
            "softmax(Tensor x) -> Tensor",
+           "rmsnorm_noweight(Tensor x, float eps=1e-6) -> Tensor",
            "silu_and_mul(Tensor x) -> Tensor",
+           "mul_and_silu(Tensor x) -> Tensor",
            "gelu_and_mul(Tensor x) -> Tensor",
            "gelu_tanh_and_mul(Tensor x) -> Tensor",
+           "fatrelu_and_mul(Tensor x, float threshold=0.0) -> Tensor",
+           "swigluoai_and_mul(Tensor x, float alpha=1.702, float limit=7.0) "
+           "-> Tensor",
            "silu_and_mul_quant(Tensor x, float scale) -> Tensor",
            "rope_neox(Tensor positions, Tensor(a!) q, Tensor(b!) k, "
            "Tensor cos_sin_cache) -> ()",

@@ -58,8 +58,14 @@ def _unary(x):
     return _like(x)
 
 
-for _name in ("silu", "gelu", "gelu_tanh", "softmax"):
+for _name in ("silu", "gelu", "gelu_tanh", "gelu_quick", "gelu_new",
+              "gelu_fast", "softmax"):
     register_fake(f"kgen::{_name}")(_unary)
+
+
+@register_fake("kgen::rmsnorm_noweight")
+def _rmsnorm_noweight(x, eps=1e-6):
+    return _like(x)
 
 
 def _gated(x):
@@ -67,8 +73,19 @@ def _gated(x):
     return _like(x, last=x.shape[-1] // 2)
 
 
-for _name in ("silu_and_mul", "gelu_and_mul", "gelu_tanh_and_mul"):
+for _name in ("silu_and_mul", "mul_and_silu", "gelu_and_mul",
+              "gelu_tanh_and_mul"):
     register_fake(f"kgen::{_name}")(_gated)
+
+
+@register_fake("kgen::fatrelu_and_mul")
+def _fatrelu_and_mul(x, threshold=0.0):
+    return _gated(x)
+
+
+@register_fake("kgen::swigluoai_and_mul")
+def _swigluoai_and_mul(x, alpha=1.702, limit=7.0):
+    return _gated(x)
 
 
 @register_fake("kgen::silu_and_mul_quant")

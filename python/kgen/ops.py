@@ -12,8 +12,10 @@ import torch
 __all__ = [
     "rmsnorm", "gemma_rmsnorm", "layernorm", "fused_add_rmsnorm", "add_rmsnorm",
     "rmsnorm_quant_static", "rmsnorm_quant_dynamic", "adaln", "adaln_rmsnorm",
-    "silu", "gelu", "gelu_tanh", "softmax", "silu_and_mul", "gelu_and_mul",
-    "gelu_tanh_and_mul", "silu_and_mul_quant", "rope_neox", "rope_gptj",
+    "rmsnorm_noweight", "silu", "gelu", "gelu_tanh", "gelu_quick", "gelu_new",
+    "gelu_fast", "softmax", "silu_and_mul", "mul_and_silu", "gelu_and_mul",
+    "gelu_tanh_and_mul", "fatrelu_and_mul", "swigluoai_and_mul",
+    "silu_and_mul_quant", "rope_neox", "rope_gptj",
     "rope_neox_partial", "rope_gptj_partial", "rope_hf",
 ]
 
@@ -79,9 +81,30 @@ def gelu_tanh(x):
     return _ops.gelu_tanh(x)
 
 
+def gelu_quick(x):
+    """x * sigmoid(1.702 * x) in f32, rounded once (vLLM's gelu_quick)."""
+    return _ops.gelu_quick(x)
+
+
+def gelu_new(x):
+    """The tanh GELU rounded where vLLM's gelu_new kernel rounds."""
+    return _ops.gelu_new(x)
+
+
+def gelu_fast(x):
+    """The tanh GELU as x * (1 + 0.044715 x^2), rounded as vLLM's gelu_fast."""
+    return _ops.gelu_fast(x)
+
+
 def softmax(x):
     """Softmax over the last dim, in f32."""
     return _ops.softmax(x)
+
+
+def rmsnorm_noweight(x, eps=1e-6):
+    """(x * rsqrt(mean(x^2) + eps)).to(dtype), in f32: RMSNorm without a
+    weight (vLLM's has_weight=False)."""
+    return _ops.rmsnorm_noweight(x, eps)
 
 
 def silu_and_mul(x):
@@ -95,6 +118,23 @@ def gelu_and_mul(x):
 
 def gelu_tanh_and_mul(x):
     return _ops.gelu_tanh_and_mul(x)
+
+
+def mul_and_silu(x):
+    """x[..., :d] * silu(x[..., d:]) for x [..., 2d] (vLLM)."""
+    return _ops.mul_and_silu(x)
+
+
+def fatrelu_and_mul(x, threshold=0.0):
+    """(a if a > threshold else 0) * x[..., d:], a = x[..., :d] (vLLM)."""
+    return _ops.fatrelu_and_mul(x, threshold)
+
+
+def swigluoai_and_mul(x, alpha=1.702, limit=7.0):
+    """gpt-oss's SwiGLU on interleaved gate/up pairs of x [..., 2d]:
+    (clamp(up, -limit, limit) + 1) * g * sigmoid(alpha * g), g =
+    min(gate, limit), in f32, rounded once (vLLM's swigluoai_and_mul)."""
+    return _ops.swigluoai_and_mul(x, alpha, limit)
 
 
 def silu_and_mul_quant(x, scale):

@@ -49,6 +49,22 @@ def ref_gated(act):
     return f
 
 
+def ref_mul_and_silu(x):
+    a, b = _halves(x)
+    return (a * F.silu(b)).to(x.dtype)
+
+
+def ref_fatrelu_and_mul(x, threshold):
+    a, b = _halves(x)
+    return (torch.where(a > threshold, a, 0.0) * b).to(x.dtype)
+
+
+def ref_swigluoai_and_mul(x, alpha, limit):
+    g = x[..., 0::2].float().clamp(max=limit)
+    u = x[..., 1::2].float().clamp(-limit, limit)
+    return ((u + 1) * g * torch.sigmoid(alpha * g)).to(x.dtype)
+
+
 def ref_rope_hf(q, k, cos, sin):
     def rot(x):
         d = x.shape[-1] // 2
@@ -124,7 +140,19 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
         ("gelu", (x,), lambda x: F.gelu(x.float()).to(x.dtype)),
         ("gelu_tanh", (x,),
          lambda x: F.gelu(x.float(), approximate="tanh").to(x.dtype)),
+        ("gelu_quick", (x,),
+         lambda x: (x.float() * torch.sigmoid(1.702 * x.float())).to(x.dtype)),
+        # gelu_new and gelu_fast are the tanh GELU rounded as vLLM rounds.
+        ("gelu_new", (x,),
+         lambda x: F.gelu(x.float(), approximate="tanh").to(x.dtype)),
+        ("gelu_fast", (x,),
+         lambda x: F.gelu(x.float(), approximate="tanh").to(x.dtype)),
         ("softmax", (x,), lambda x: torch.softmax(x.float(), -1).to(x.dtype)),
+        ("rmsnorm_noweight", (x, 1e-6), lambda x, e: _rms(x, e).to(x.dtype)),
+        ("mul_and_silu", (x2,), ref_mul_and_silu),
+        ("fatrelu_and_mul", (x2, 0.25), ref_fatrelu_and_mul),
+        # Scaled so that the clamps at 7 take part.
+        ("swigluoai_and_mul", (x2 * 3, 1.702, 7.0), ref_swigluoai_and_mul),
         ("silu_and_mul", (x2,), ref_gated(F.silu)),
         ("gelu_and_mul", (x2,), ref_gated(F.gelu)),
         ("gelu_tanh_and_mul", (x2,),

@@ -88,6 +88,34 @@ TEST(Activations, SiluMatchesPyTorchsFormula) {
       "silu", [](double a) { return a / (1.0 + std::exp(-a)); }, 4);
 }
 
+TEST(Activations, GeluQuickMatchesVllmsFormula) {
+  expectNear(
+      "gelu_quick", [](double a) { return a / (1.0 + std::exp(-1.702 * a)); },
+      4);
+}
+
+// In f32 the roundings of vLLM's gelu_new and gelu_fast are f32's: their
+// formulas in double.
+TEST(Activations, GeluNewMatchesVllmsFormula) {
+  expectNear(
+      "gelu_new",
+      [](double a) {
+        return 0.5 * a *
+               (1.0 + std::tanh(0.79788456 * (a + 0.044715 * a * a * a)));
+      },
+      4);
+}
+
+TEST(Activations, GeluFastMatchesVllmsFormula) {
+  expectNear(
+      "gelu_fast",
+      [](double a) {
+        return 0.5 * a *
+               (1.0 + std::tanh(0.79788456 * a * (1.0 + 0.044715 * a * a)));
+      },
+      4);
+}
+
 TEST(Activations, GeluTanhSpecialValues) {
   const float inf = std::numeric_limits<float>::infinity();
   std::vector<float> y = runF32("gelu_tanh", {0.f, -0.f, inf, -inf, NAN});
