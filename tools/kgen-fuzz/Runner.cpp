@@ -454,6 +454,7 @@ Outcome Runner::run(const FuzzCase &c) {
             ratio(tol);
             continue;
           }
+          double slack = 0;
           if (isFloat(td.dtype) && std::isfinite(want)) {
             // An ill-conditioned output: the slack random rounding shows.
             if (perturbed.empty())
@@ -466,7 +467,8 @@ Outcome Runner::run(const FuzzCase &c) {
             for (const auto &pr : perturbed)
               moved.push_back(decode(td.dtype, pr[t].data() + j * p.elem));
             Tolerance wide = tol;
-            wide.atol += roundingSlack(td.dtype, want, moved);
+            slack = roundingSlack(td.dtype, want, moved);
+            wide.atol += slack;
             if (withinTolerance(td.dtype, got, want, wide)) {
               ratio(wide);
               continue;
@@ -476,7 +478,7 @@ Outcome Runner::run(const FuzzCase &c) {
           m.precision(9);
           m << td.name << " row " << row << " element " << i << ": got " << got
             << ", the interpreter " << want << " (atol " << tol.atol
-            << ", rtol " << tol.rtol << ")";
+            << ", rtol " << tol.rtol << ", rounding slack " << slack << ")";
           errors[si] = m.str();
           break;
         }
