@@ -1,5 +1,6 @@
 //===- RMSNormQuant.cpp - RMSNorm with an fp8 e4m3 output -----------------===//
 #include "dsl/Registry.h"
+#include "ops/Quant.h"
 
 namespace kgen::ops {
 
@@ -16,16 +17,7 @@ static Kernel rmsnormQuant(DType dt, bool dynamicScale) {
   Expr eps = b.scalar("eps", DType::F32);
   Expr xf = x.to(DType::F32);
   Expr y = (w * (xf * rsqrt(mean(xf * xf) + eps)).to(dt)).to(DType::F32);
-  Expr scale;
-  if (dynamicScale) {
-    const double fp8Max = 448.0;
-    scale = max(amax(abs(y)) / fp8Max, 1.0 / (fp8Max * 512.0));
-  } else {
-    scale = b.scalar("scale", DType::F32);
-  }
-  b.output("y", (y / scale).to(DType::F8E4M3));
-  if (dynamicScale)
-    b.output("scale", scale);
+  storeFp8(b, y, dynamicScale);
   return b.build();
 }
 

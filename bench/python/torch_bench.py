@@ -27,7 +27,9 @@ Suites (--suite):
             kgen and compile are checked against that formula in f32,
             rounded once (the op's semantics: eager's op-by-op rounding
             loses ulps where + shift cancels).
-  library rmsnorm_noweight and vLLM's mul_and_silu, fatrelu_and_mul
+  library rmsnorm_noweight, fused_add_rmsnorm_quant_static and _dynamic
+          (vLLM's fused residual add, RMSNorm and fp8 quantization; scale_ub
+          2), and vLLM's mul_and_silu, fatrelu_and_mul
           (threshold 0.25), swigluoai_and_mul (alpha 1.702, limit 7),
           gelu_quick, gelu_new, gelu_fast, on the norms grid; eager is
           vLLM's forward_native (op by op in bf16).
@@ -116,7 +118,8 @@ ADALN_SHAPES = [(1, 1024), (8, 1024), (1, 4096), (8, 4096)]  # (B, N)
 ADALN_CS = [1152, 3072]
 # Issue 38's forms: vLLM's other activations and the weightless RMSNorm, on
 # the norms suite's grid (--tokens, --hiddens).
-LIB_OPS = ["rmsnorm_noweight", "mul_and_silu", "fatrelu_and_mul",
+LIB_OPS = ["rmsnorm_noweight", "fused_add_rmsnorm_quant_static",
+           "fused_add_rmsnorm_quant_dynamic", "mul_and_silu", "fatrelu_and_mul",
            "swigluoai_and_mul", "gelu_quick", "gelu_new", "gelu_fast"]
 SUITES = {"norms": NORM_OPS + ACT_OPS, "views": VIEW_OPS, "library": LIB_OPS}
 MAX_BYTES = 4.3e9
@@ -229,6 +232,29 @@ def f_rmsnorm_noweight(x):
     xf = x.float()
     return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(
         x.dtype)
+
+
+SCALE_UB = 2.0  # fused_add_rmsnorm_quant_dynamic's bound: clamps most rows
+
+
+def f_fused_add_rmsnorm_quant_static(x, residual, weight):
+    # vLLM's reference: fused_add_rms_norm (the sum rounded), then the
+    # static fp8 quantization.
+    r = x + residual
+    y = rmsnorm_ref(r, weight, 1e-6).float() / QUANT_SCALE
+    return y.clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn), r
+
+
+def f_fused_add_rmsnorm_quant_dynamic(x, residual, weight):
+    # vLLM's rms_norm_dynamic_per_token_quant with a residual: the f32 sum
+    # normalised, the rounded sum kept; scales bounded by SCALE_UB.
+    s = x.float() + residual.float()
+    n = (weight * (s * torch.rsqrt(s.pow(2).mean(-1, keepdim=True) + 1e-6))
+         .to(x.dtype)).float()
+    scale = (n.abs().amax(-1, keepdim=True).clamp(max=SCALE_UB) / FP8_MAX
+             ).clamp(min=1.0 / (FP8_MAX * 512.0))
+    q = (n / scale).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
+    return q, scale.squeeze(-1), s.to(x.dtype)
 
 
 # vLLM's forward_native of each activation (model dtype, op by op).
@@ -397,6 +423,24 @@ OPS = {
         fn=f_rmsnorm_noweight, tensors=[("x", "row", "in", "randn"),
                                         ("y", "row", "out", None)],
         eager_in=["x"], compare=["y"], scalars={"eps": 1e-6}),
+    "fused_add_rmsnorm_quant_static": dict(
+        fn=f_fused_add_rmsnorm_quant_static,
+        tensors=[("x", "row", "in", "randn"),
+                 ("residual", "row", "inout", "randn"),
+                 ("weight", "vec", "in", "w1"), ("y", "row", "out", None)],
+        dtypes={"y": "float8_e4m3fn"},
+        eager_in=["x", "residual", "weight"], compare=["y", "residual"],
+        scalars={"eps": 1e-6, "scale": QUANT_SCALE}),
+    "fused_add_rmsnorm_quant_dynamic": dict(
+        fn=f_fused_add_rmsnorm_quant_dynamic,
+        tensors=[("x", "row", "in", "randn"),
+                 ("residual", "row", "inout", "randn"),
+                 ("weight", "vec", "in", "w1"), ("y", "row", "out", None),
+                 ("scale", "tok", "out", None)],
+        dtypes={"y": "float8_e4m3fn", "scale": "float32"},
+        eager_in=["x", "residual", "weight"],
+        compare=["y", "scale", "residual"],
+        scalars={"eps": 1e-6, "scale_ub": SCALE_UB}),
     "fatrelu_and_mul": dict(
         fn=f_fatrelu_and_mul, tensors=[("x", "row2", "in", "randn"),
                                        ("y", "row", "out", None)],
@@ -434,7 +478,8 @@ for _op in ["gelu_quick", "gelu_new", "gelu_fast"]:
                     dims=lambda T, h, b: {"d": h})
 
 # The norms' row length, for their dynamic kernels.
-for _op in NORM_OPS + ["rmsnorm_noweight"]:
+for _op in NORM_OPS + ["rmsnorm_noweight", "fused_add_rmsnorm_quant_static",
+                       "fused_add_rmsnorm_quant_dynamic"]:
     OPS[_op].setdefault("dims",
                         _row_dim("n" if _op == "softmax" else "hidden"))
 

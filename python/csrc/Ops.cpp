@@ -13,6 +13,10 @@
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
+#include <limits>
+#include <optional>
+#include <tuple>
+
 namespace kgen::torch_ext {
 namespace {
 
@@ -171,6 +175,58 @@ rmsnormQuantDynamic(const Tensor &x, const Tensor &weight, double eps) {
       .dim("hidden", h)
       .run(leadingRows(x));
   return {y, scale};
+}
+
+/// residual += x in place, then y (fp8) of the normalised sum: a static
+/// `scale`, or per-row scales bounded by `scaleUb` (returned [..., 1]).
+std::tuple<Tensor, std::optional<Tensor>>
+fusedAddRmsnormQuant(const char *op, const Tensor &x, const Tensor &residual,
+                     const Tensor &weight, std::optional<double> scale,
+                     std::optional<double> scaleUb, double eps) {
+  const int64_t h = checkRowsAndWeight(op, x, weight);
+  checkLike(op, residual, "residual", x);
+  checkInPlace(op, residual, "residual");
+  Tensor y = at::empty(x.sizes(), x.options().dtype(at::kFloat8_e4m3fn));
+  Call c(op, x.scalar_type(), h);
+  c.rows("x", asRows(x))
+      .rows("residual", residual)
+      .whole("weight", weight)
+      .rows("y", y)
+      .scalar("eps", eps);
+  std::optional<Tensor> scales;
+  if (scale) {
+    TORCH_CHECK(*scale > 0, "kgen::", op, ": scale must be > 0, not ", *scale);
+    c.scalar("scale", *scale);
+  } else {
+    TORCH_CHECK(!scaleUb || *scaleUb > 0, "kgen::", op,
+                ": scale_ub must be > 0, not ", *scaleUb);
+    std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
+    shape.back() = 1;
+    scales = at::empty(shape, x.options().dtype(at::kFloat));
+    c.whole("scale", *scales)
+        .scalar("scale_ub",
+                scaleUb.value_or(std::numeric_limits<double>::infinity()));
+  }
+  c.dim("hidden", h).run(leadingRows(x));
+  return {y, scales};
+}
+
+Tensor fusedAddRmsnormQuantStatic(const Tensor &x, const Tensor &residual,
+                                  const Tensor &weight, double scale,
+                                  double eps) {
+  return std::get<0>(fusedAddRmsnormQuant("fused_add_rmsnorm_quant_static", x,
+                                          residual, weight, scale, std::nullopt,
+                                          eps));
+}
+
+std::tuple<Tensor, Tensor>
+fusedAddRmsnormQuantDynamic(const Tensor &x, const Tensor &residual,
+                            const Tensor &weight, std::optional<double> scaleUb,
+                            double eps) {
+  auto [y, scales] =
+      fusedAddRmsnormQuant("fused_add_rmsnorm_quant_dynamic", x, residual,
+                           weight, std::nullopt, scaleUb, eps);
+  return {y, *scales};
 }
 
 /// AdaLN over x [B, T, C] with scale and shift [B, C] per batch.
@@ -386,6 +442,8 @@ void impls(torch::Library &m) {
   m.impl("add_rmsnorm", &addRmsnorm);
   m.impl("rmsnorm_quant_static", &rmsnormQuantStatic);
   m.impl("rmsnorm_quant_dynamic", &rmsnormQuantDynamic);
+  m.impl("fused_add_rmsnorm_quant_static", &fusedAddRmsnormQuantStatic);
+  m.impl("fused_add_rmsnorm_quant_dynamic", &fusedAddRmsnormQuantDynamic);
   m.impl("adaln", &adalnLayernorm);
   m.impl("adaln_rmsnorm", &adalnRmsnorm);
   m.impl("silu", &silu);
@@ -439,6 +497,11 @@ TORCH_LIBRARY(kgen, m) {
            "rmsnorm_quant_static(Tensor x, Tensor weight, float scale, "
            "float eps=1e-6) -> Tensor",
            "rmsnorm_quant_dynamic(Tensor x, Tensor weight, float eps=1e-6) "
+           "-> (Tensor, Tensor)",
+           "fused_add_rmsnorm_quant_static(Tensor x, Tensor(a!) residual, "
+           "Tensor weight, float scale, float eps=1e-6) -> Tensor",
+           "fused_add_rmsnorm_quant_dynamic(Tensor x, Tensor(a!) residual, "
+           "Tensor weight, float? scale_ub=None, float eps=1e-6) "
            "-> (Tensor, Tensor)",
            "adaln(Tensor x, Tensor scale, Tensor shift, float eps=1e-6) "
            "-> Tensor",

@@ -46,6 +46,17 @@ def _rmsnorm_quant_dynamic(x, weight, eps=1e-6):
     return _like(x, _F8), _like(x, torch.float32, last=1)
 
 
+@register_fake("kgen::fused_add_rmsnorm_quant_static")
+def _fused_add_rmsnorm_quant_static(x, residual, weight, scale, eps=1e-6):
+    return _like(x, _F8)
+
+
+@register_fake("kgen::fused_add_rmsnorm_quant_dynamic")
+def _fused_add_rmsnorm_quant_dynamic(x, residual, weight, scale_ub=None,
+                                     eps=1e-6):
+    return _like(x, _F8), _like(x, torch.float32, last=1)
+
+
 def _adaln(x, scale, shift, eps=1e-6):
     return _like(x)
 

@@ -11,7 +11,9 @@ import torch
 
 __all__ = [
     "rmsnorm", "gemma_rmsnorm", "layernorm", "fused_add_rmsnorm", "add_rmsnorm",
-    "rmsnorm_quant_static", "rmsnorm_quant_dynamic", "adaln", "adaln_rmsnorm",
+    "rmsnorm_quant_static", "rmsnorm_quant_dynamic",
+    "fused_add_rmsnorm_quant_static", "fused_add_rmsnorm_quant_dynamic",
+    "adaln", "adaln_rmsnorm",
     "rmsnorm_noweight", "silu", "gelu", "gelu_tanh", "gelu_quick", "gelu_new",
     "gelu_fast", "softmax", "silu_and_mul", "mul_and_silu", "gelu_and_mul",
     "gelu_tanh_and_mul", "fatrelu_and_mul", "swigluoai_and_mul",
@@ -56,6 +58,23 @@ def rmsnorm_quant_static(x, weight, scale, eps=1e-6):
 def rmsnorm_quant_dynamic(x, weight, eps=1e-6):
     """fp8 rows and their f32 scales [..., 1]: amax|rmsnorm(x) * weight| / 448."""
     return _ops.rmsnorm_quant_dynamic(x, weight, eps)
+
+
+def fused_add_rmsnorm_quant_static(x, residual, weight, scale, eps=1e-6):
+    """residual += x in place (rounded to the dtype); returns
+    (rmsnorm(residual) * weight / scale).to(float8_e4m3fn), saturating
+    (vLLM's fused_add_rms_norm_static_fp8_quant)."""
+    return _ops.fused_add_rmsnorm_quant_static(x, residual, weight, scale, eps)
+
+
+def fused_add_rmsnorm_quant_dynamic(x, residual, weight, scale_ub=None,
+                                    eps=1e-6):
+    """residual += x in place; fp8 rows of rmsnorm(x + residual) * weight
+    (the sum normalised in f32) and their f32 scales [..., 1]:
+    min(amax, scale_ub) / 448 (vLLM's rms_norm_dynamic_per_token_quant with
+    a residual)."""
+    return _ops.fused_add_rmsnorm_quant_dynamic(x, residual, weight, scale_ub,
+                                                eps)
 
 
 def adaln(x, scale, shift, eps=1e-6):

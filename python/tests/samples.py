@@ -31,6 +31,26 @@ def ref_add_rmsnorm(x, r, w, eps=1e-6):
     return ref_rmsnorm(s, w, eps), s
 
 
+def _fp8(y, scale):
+    return (y / scale).clamp(-448, 448).to(F8)
+
+
+def ref_fused_add_rmsnorm_quant_static(x, r, w, scale, eps):
+    return _fp8(ref_rmsnorm(x + r, w, eps).float(), scale)
+
+
+def ref_fused_add_rmsnorm_quant_dynamic(x, r, w, scale_ub, eps):
+    # vLLM normalises the f32 sum (the residual keeps it rounded).
+    s = x.float() + r.float()
+    n = (w * (s * torch.rsqrt(s.pow(2).mean(-1, keepdim=True) + eps))
+         .to(x.dtype)).float()
+    amax = n.abs().amax(-1, keepdim=True)
+    if scale_ub is not None:
+        amax = amax.clamp(max=scale_ub)
+    scale = (amax / 448).clamp(min=1.0 / (448 * 512))
+    return _fp8(n, scale), scale
+
+
 def ref_adaln(x, scale, shift, eps=1e-6, rms=False):
     xf = x.float()
     n = _rms(x, eps) if rms else F.layer_norm(xf, xf.shape[-1:], eps=eps)
@@ -133,6 +153,13 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
          lambda x, w, s, e: (ref_rmsnorm(x, w, e).float() / s).clamp(
              -448, 448).to(F8)),
         ("rmsnorm_quant_dynamic", (x, w, 1e-6), None),
+        ("fused_add_rmsnorm_quant_static", (x, r.clone(), w, 0.05, 1e-6),
+         ref_fused_add_rmsnorm_quant_static),
+        # A bound of 2 clamps most rows' amax: their largest values saturate.
+        ("fused_add_rmsnorm_quant_dynamic", (x, r.clone(), w, 2.0, 1e-6),
+         ref_fused_add_rmsnorm_quant_dynamic),
+        ("fused_add_rmsnorm_quant_dynamic", (x, r.clone(), w, None, 1e-6),
+         ref_fused_add_rmsnorm_quant_dynamic),
         ("adaln", (x, scale, shift, 1e-6), ref_adaln),
         ("adaln_rmsnorm", (x, scale, shift, 1e-6),
          lambda *a: ref_adaln(*a, rms=True)),
@@ -173,12 +200,17 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
 INPLACE = {
     "fused_add_rmsnorm": lambda x, r, w, e: (
         ref_add_rmsnorm(x, r, w, e)[0], x + r),
+    "fused_add_rmsnorm_quant_static": lambda x, r, w, s, e: (x + r,),
+    "fused_add_rmsnorm_quant_dynamic": lambda x, r, w, b, e: (
+        (x.float() + r.float()).to(x.dtype),),
     "rope_neox": lambda p, q, k, c: ref_rope_neox(p, q, k, c),
     "rope_gptj": lambda p, q, k, c: ref_rope_neox(p, q, k, c, gptj=True),
     "rope_neox_partial": lambda p, q, k, c: ref_rope_neox(p, q, k, c),
     "rope_gptj_partial": lambda p, q, k, c: ref_rope_neox(p, q, k, c,
                                                          gptj=True),
 }
-MUTATED = {"fused_add_rmsnorm": (0, 1), "rope_neox": (1, 2),
+MUTATED = {"fused_add_rmsnorm": (0, 1),
+           "fused_add_rmsnorm_quant_static": (1,),
+           "fused_add_rmsnorm_quant_dynamic": (1,), "rope_neox": (1, 2),
            "rope_gptj": (1, 2), "rope_neox_partial": (1, 2),
            "rope_gptj_partial": (1, 2)}
