@@ -37,28 +37,6 @@ std::optional<Stage> parseStage(const std::string &s) {
   return std::nullopt;
 }
 
-const std::vector<Arch> &supportedArchs() {
-  // PTX ISA 8.0 (CUDA 12.0) covers sm_75 to sm_90a; sm_100 needs 8.6 (12.8).
-  // cvt to fp8 needs sm_90 with PTX 7.8, or sm_89 with PTX 8.1 (in LLVM's
-  // NVPTX): sm_89 keeps PTX 8.0 and converts in integer arithmetic.
-  static const std::vector<Arch> archs = {
-      {"sm_75", 80},
-      {"sm_80", 80},
-      {"sm_86", 80},
-      {"sm_89", 80},
-      {"sm_90", 80, true, true, true, true, false, true},
-      {"sm_90a", 80, true, true, true, true, false, true},
-      {"sm_100", 86, true, true, true, false, true}};
-  return archs;
-}
-
-const Arch *findArch(const std::string &name) {
-  for (const Arch &a : supportedArchs())
-    if (a.name == name)
-      return &a;
-  return nullptr;
-}
-
 struct Compiler::Impl {
   MLIRContext ctx;
   /// Pass pipelines by stage and options. A pass manager builds its pattern
@@ -169,11 +147,11 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
   // Stage kgen.
   std::string kgenKey = "kgen|" + std::to_string(opts.threadsPerRow) + "|" +
                         std::to_string(opts.rowsPerBlock) + "|" +
-                        std::to_string(arch->clusters);
+                        std::to_string(arch->caps.clusters);
   if (failed(run(module, kgenKey, [&](PassManager &pm) {
         pm.addPass(mlir::kgen::createKgenFastMath());
         mlir::kgen::KgenMakeVariantsOptions mv;
-        mv.clusters = arch->clusters;
+        mv.clusters = arch->caps.clusters;
         pm.addPass(mlir::kgen::createKgenMakeVariants(mv));
         pm.addPass(mlir::kgen::createKgenOnePassVariance());
         pm.addPass(mlir::kgen::createKgenOnlineSoftmax());
@@ -192,20 +170,20 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
 
   // Stage gpu.
   if (last >= Stage::Gpu) {
-    std::string key = "gpu|" + std::to_string(arch->fp8Convert) + "|" +
-                      std::to_string(arch->busyRows) + "|" +
-                      std::to_string(arch->gridDependency) + "|" +
-                      std::to_string(arch->lateRowRegisters) + "|" +
-                      std::to_string(arch->prefetchAhead);
+    std::string key = "gpu|" + std::to_string(arch->caps.fp8Convert) + "|" +
+                      std::to_string(arch->tuning.busyRows) + "|" +
+                      std::to_string(arch->caps.gridDependency) + "|" +
+                      std::to_string(arch->tuning.lateRowRegisters) + "|" +
+                      std::to_string(arch->tuning.prefetchAhead);
     if (failed(run(module, key, [&](PassManager &pm) {
           mlir::kgen::KgenLowerToGPUOptions lower;
-          lower.busyRows = arch->busyRows;
-          lower.lateRowRegisters = arch->lateRowRegisters;
-          lower.prefetch = arch->gridDependency;
-          lower.prefetchAhead = arch->prefetchAhead;
+          lower.busyRows = arch->tuning.busyRows;
+          lower.lateRowRegisters = arch->tuning.lateRowRegisters;
+          lower.prefetch = arch->caps.gridDependency;
+          lower.prefetchAhead = arch->tuning.prefetchAhead;
           pm.addPass(mlir::kgen::createKgenLowerToGPU(lower));
           mlir::kgen::KgenExpandFP8Options fp8;
-          fp8.native = arch->fp8Convert;
+          fp8.native = arch->caps.fp8Convert;
           pm.addPass(mlir::kgen::createKgenExpandFP8(fp8));
           // One sweep without region simplification: the PTX of the 441
           // kernels of the sm_75/80/90 library came out byte-identical, in
@@ -224,17 +202,17 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
   }
   // Stage llvm.
   if (last >= Stage::Llvm) {
-    if (failed(run(module, "llvm|" + arch->name, [&](PassManager &pm) {
+    if (failed(run(module, "llvm|" + arch->name(), [&](PassManager &pm) {
           GpuNVVMAttachTargetOptions t;
-          t.chip = arch->name;
-          t.features = "+ptx" + std::to_string(arch->ptxVersion);
+          t.chip = arch->name();
+          t.features = "+ptx" + std::to_string(arch->caps.ptxVersion);
           t.optLevel = 3;
           pm.addPass(createGpuNVVMAttachTarget(t));
           OpPassManager &gm = pm.nest<gpu::GPUModuleOp>();
           gm.addPass(createSCFToControlFlowPass());
           gm.addPass(createConvertGpuOpsToNVVMOps());
           pm.addPass(createReconcileUnrealizedCastsPass());
-          if (arch->gridDependency)
+          if (arch->caps.gridDependency)
             pm.addPass(mlir::kgen::createKgenGridDependency());
         })))
       return fail("stage llvm");
@@ -254,7 +232,7 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
       return fail("stage ptx (no gpu.module)");
     endStage(Stage::Ptx);
     if (last >= Stage::Spec) {
-      std::string key = imported + "|" + arch->name + "|" +
+      std::string key = imported + "|" + arch->name() + "|" +
                         std::to_string(opts.threadsPerRow) + "|" +
                         std::to_string(opts.rowsPerBlock) + "|" + out.ptx;
       std::string hash = llvm::utohexstr(llvm::xxh3_64bits(key), true, 16);

@@ -120,7 +120,7 @@ needed(const llvm::Module &m, llvm::Module &lib) {
 
 llvm::TargetMachine *PtxEmitter::targetMachine(const Arch &arch,
                                                std::string &error) {
-  std::unique_ptr<llvm::TargetMachine> &slot = machines[arch.name];
+  std::unique_ptr<llvm::TargetMachine> &slot = machines[arch.name()];
   if (slot)
     return slot.get();
   initNVPTX();
@@ -129,11 +129,11 @@ llvm::TargetMachine *PtxEmitter::targetMachine(const Arch &arch,
       llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return nullptr;
-  std::string features = "+ptx" + std::to_string(arch.ptxVersion);
+  std::string features = "+ptx" + std::to_string(arch.caps.ptxVersion);
   // Default, not Aggressive: the same PTX for every bundled kernel (990, as
   // above) in 3% less time (codegen's IR passes take early CSE over GVN).
   slot.reset(target->createTargetMachine(
-      triple, arch.name, features, llvm::TargetOptions(), std::nullopt,
+      triple, arch.name(), features, llvm::TargetOptions(), std::nullopt,
       std::nullopt, llvm::CodeGenOptLevel::Default));
   return slot.get();
 }

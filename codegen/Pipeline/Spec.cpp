@@ -177,7 +177,7 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
   // Every entry starts with griddepcontrol.wait (kgen-grid-dependency): the
   // runtime may launch it as a programmatic dependent.
   const Arch *arch = findArch(opts.arch);
-  if (arch && arch->gridDependency)
+  if (arch && arch->caps.gridDependency)
     spec["grid_dependency"] = true;
   std::string out;
   llvm::raw_string_ostream os(out);

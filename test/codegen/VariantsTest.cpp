@@ -111,7 +111,7 @@ TEST_P(Variants, FollowTheSchedule) {
     int cluster = art.ptx.find(".entry k_vec_cluster(") != std::string::npos;
     const codegen::Arch *arch = codegen::findArch(c.arch);
     ASSERT_NE(arch, nullptr);
-    bool clusterLength = arch->clusters && !dynamic && len >= 4096;
+    bool clusterLength = arch->caps.clusters && !dynamic && len >= 4096;
     if (cluster) {
       EXPECT_TRUE(clusterLength && reduces) << log;
     }
@@ -137,7 +137,7 @@ std::vector<Case> allCases() {
   for (const OpDef &op : registeredOps())
     for (DType dt : op.dtypes)
       for (const codegen::Arch &a : codegen::supportedArchs())
-        cases.push_back({op.name, dt, a.name});
+        cases.push_back({op.name, dt, a.name()});
   return cases;
 }
 

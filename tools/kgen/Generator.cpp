@@ -206,7 +206,7 @@ static int fail(const std::string &msg) {
 static std::string archList() {
   std::vector<std::string> names;
   for (const codegen::Arch &a : codegen::supportedArchs())
-    names.push_back(a.name);
+    names.push_back(a.name());
   return llvm::join(names, ", ");
 }
 
@@ -214,7 +214,7 @@ static int runList() {
   if (listCMake) {
     std::vector<std::string> archs, dtypes, ops;
     for (const codegen::Arch &a : codegen::supportedArchs())
-      archs.push_back(a.name);
+      archs.push_back(a.name());
     for (const OpDef &op : registeredOps())
       ops.push_back(op.name);
     // Every dtype name the command line takes (an op declares its own).

@@ -44,7 +44,7 @@ bool planJobs(const Selection &sel, std::vector<Job> &jobs, std::string &err) {
     if (!codegen::findArch(a)) {
       std::vector<std::string> known;
       for (const codegen::Arch &k : codegen::supportedArchs())
-        known.push_back(k.name);
+        known.push_back(k.name());
       err = fmt::format("unknown arch '{}'; supported: {}", a,
                         llvm::join(known, ", "));
       return false;
