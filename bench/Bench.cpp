@@ -293,27 +293,16 @@ int main(int argc, char **argv) {
         problems.push_back(label + ": " + why);
         continue;
       }
-      for (const kgen_param_info &pi : k.params) {
-        kgen_arg a{};
-        a.kind = pi.kind;
-        a.dtype = pi.dtype;
-        if (pi.kind == KGEN_ARG_TENSOR) {
-          size_t t = 0;
-          while (k.dsl.tensors[t].name != pi.name)
-            ++t;
-          a.ptr = reinterpret_cast<const void *>(
-              bufs[t].ptr() + off * sizeInBytes(k.dsl.tensors[t].dtype));
-        } else if (pi.kind == KGEN_ARG_SCALAR) {
-          auto it = k.op->scalars.find(pi.name);
-          double v = it == k.op->scalars.end() ? 0.0 : it->second;
-          if (pi.dtype == KGEN_F32)
-            a.f = v;
-          else
-            a.i = int64_t(v);
-        } else {
-          a.i = c.length;
-        }
-        args.push_back(a);
+      if (!buildArgs(
+              k,
+              [&](size_t t) {
+                return TensorArg{bufs[t].ptr() +
+                                     off * sizeInBytes(k.dsl.tensors[t].dtype),
+                                 0};
+              },
+              c.length, args, why)) {
+        problems.push_back(label + ": " + why);
+        continue;
       }
       size_t variant = 0;
       if (kgen_select_variant(k.k, args.data(), args.size(), rows, &variant) !=

@@ -418,6 +418,28 @@ bool isPoison(const uint8_t *p, int64_t bytes) {
   return true;
 }
 
+std::vector<char> storedColumns(const Kernel &k, size_t t,
+                                const std::vector<int64_t> &dims,
+                                int64_t rowLength) {
+  const TensorDecl &td = k.tensors[t];
+  int64_t sub = td.map.subLength.eval(dims);
+  int64_t len = sub ? sub : rowLength, domain = k.domain.eval(dims);
+  int head = td.map.head >= 0 ? td.map.head : int(t);
+  std::vector<char> cols(size_t(len), 0);
+  for (const Store &s : k.stores) {
+    if (s.tensor != head)
+      continue;
+    if (td.layout == Layout::RowScalar) {
+      cols[0] = 1;
+      continue;
+    }
+    for (int64_t i = 0, at = s.start.eval(dims); i < domain; ++i)
+      if (at + i * s.stride < len)
+        cols[at + i * s.stride] = 1;
+  }
+  return cols;
+}
+
 bool buildArgs(
     const RtKernel &k, const std::function<TensorArg(size_t)> &tensor,
     const std::function<std::optional<int64_t>(const std::string &)> &dim,

@@ -147,6 +147,13 @@ bool isNanBits(DType t, const uint8_t *p);
 /// Whether all `bytes` bytes at p are 0xFF, the poison outputs start as.
 bool isPoison(const uint8_t *p, int64_t bytes);
 
+/// Per element of a row of tensor `t` (of a heads() part's sub-row when it
+/// has sub-rows), whether some store writes it; `rowLength` is the row's.
+/// The stores of a heads() view name its first part and write them all.
+std::vector<char> storedColumns(const Kernel &k, size_t t,
+                                const std::vector<int64_t> &dims,
+                                int64_t rowLength);
+
 /// Opens the driver and device 0 (primary context current on this thread).
 /// nullptr with the reason when there is no driver or no GPU.
 const rt::Driver *openGpu(std::string &why);

@@ -238,7 +238,6 @@ Case adalnCase(const Kernel &k, int64_t B, int64_t N, int64_t C, Lay lay,
 
 /// Marks the elements the kernel's stores write (Buf::written).
 void markWritten(const Kernel &k, Case &c, const std::vector<int64_t> &dims) {
-  int64_t domain = k.domain.eval(dims);
   for (Buf &b : c.bufs)
     b.written.assign(b.elems(), 0);
   for (size_t t = 0; t < k.tensors.size(); ++t) {
@@ -248,15 +247,8 @@ void markWritten(const Kernel &k, Case &c, const std::vector<int64_t> &dims) {
     const View &v = c.views[t];
     int64_t sub = td.map.subLength.eval(dims);
     int64_t count = sub ? td.map.subCount.eval(dims) : 1;
-    int64_t len = sub ? sub : v.len;
-    // The stores of a heads() view name its first part and write them all.
-    int head = td.map.head >= 0 ? td.map.head : int(t);
-    std::vector<char> cols(len);
-    for (const Store &s : k.stores)
-      for (int64_t i = 0; s.tensor == head && i < domain; ++i)
-        cols[td.layout == Layout::RowScalar
-                 ? 0
-                 : s.start.eval(dims) + i * s.stride] = 1;
+    std::vector<char> cols = storedColumns(k, t, dims, v.len);
+    int64_t len = int64_t(cols.size());
     for (int64_t r = 0; r < v.rows; ++r)
       for (int64_t j = 0; j < count; ++j)
         for (int64_t i = 0; i < len; ++i)

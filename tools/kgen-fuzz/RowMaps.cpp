@@ -24,32 +24,16 @@ bool add(int64_t a, int64_t b, int64_t &out) {
   return !__builtin_add_overflow(a, b, &out) && out <= kMostBytes;
 }
 
-/// The elements of a row of `t` that a store writes, as markWritten in
-/// test/gpu/ViewOpsTest.cpp does; empty when all are.
+/// The elements of a row of `t` that a store writes (gpu::storedColumns,
+/// repeated over a row's sub-rows); empty when all are.
 std::vector<char> storedElements(const Kernel &k, size_t t,
                                  const std::vector<int64_t> &dims,
                                  int64_t rowLength) {
-  const TensorDecl &td = k.tensors[t];
-  int64_t sub = td.map.subLength.eval(dims);
-  int64_t len = sub ? sub : rowLength, domain = k.domain.eval(dims);
-  // The stores of a heads() view name its first part and write them all.
-  int head = sub && td.map.head >= 0 ? td.map.head : int(t);
-  std::vector<char> cols(size_t(len), 0);
-  for (const Store &s : k.stores) {
-    if (s.tensor != head)
-      continue;
-    if (td.layout == Layout::RowScalar) {
-      cols[0] = 1;
-      continue;
-    }
-    for (int64_t i = 0, at = s.start.eval(dims); i < domain; ++i)
-      if (at + i * s.stride < len)
-        cols[at + i * s.stride] = 1;
-  }
+  std::vector<char> cols = gpu::storedColumns(k, t, dims, rowLength);
   if (std::all_of(cols.begin(), cols.end(), [](char c) { return c; }))
     return {};
   std::vector<char> row;
-  for (int64_t j = 0; j < rowLength / len; ++j)
+  for (size_t j = 0; j < size_t(rowLength) / cols.size(); ++j)
     row.insert(row.end(), cols.begin(), cols.end());
   return row;
 }
