@@ -397,9 +397,10 @@ void interpret(const Kernel &k, const Bindings &b,
     return withNoise(noiseSeed, t, v);
   };
   // A perturbed sum adds as a GPU block does: each thread a run of 4 to 256
-  // elements (held chunks, loops), then the runs' sums in a noisy tree. The
-  // seed picks the run, and whether its partial sums take noise (another
-  // order's rounding) or are rounded in turn (a run of equal terms drifts).
+  // elements (held chunks, loops), then the runs' sums in a tree whose every
+  // node takes noise: another order's partials are not this tree's, and may
+  // round where these are exact. The seed picks the run, and whether its
+  // partial sums take noise or are rounded in turn (equal terms drift).
   const bool driftingRuns = noiseSeed % 2;
   const size_t sumRun = size_t(4) << (noiseSeed / 2 % 7);
   std::function<double(DType, const double *, size_t)> pairwiseSum =
@@ -411,8 +412,8 @@ void interpret(const Kernel &k, const Bindings &b,
       return acc;
     }
     size_t half = n / 2;
-    return arith(t,
-                 pairwiseSum(t, v, half) + pairwiseSum(t, v + half, n - half));
+    double sum = pairwiseSum(t, v, half) + pairwiseSum(t, v + half, n - half);
+    return isFloat(t) ? withNoise(noiseSeed, t, sum) : roundTo(t, sum);
   };
   const size_t numNodes = k.nodes.size();
 

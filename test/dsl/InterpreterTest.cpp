@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -911,8 +912,88 @@ TEST(RandomRounding, SlackCoversIllConditionedRows) {
   EXPECT_EQ(mismatches(k, x, 7, gpu, /*withSlack=*/true), 0);
 }
 
+/// DiT's modulation of plainLayernorm in f16: y = norm(x) * (1 + s) + t,
+/// which cancels where |y| is small against |s| (adaln).
+Kernel modulatedLayernorm() {
+  Builder b("modulated");
+  Len h = b.dim("hidden");
+  Tensor x = b.input("x", DType::F16, h);
+  Tensor s = b.vector("s", DType::F16, h), t = b.vector("t", DType::F16, h);
+  Expr xf = x.to(DType::F32), mu = mean(xf);
+  Expr normed = (xf - mu) * rsqrt(mean((xf - mu) * (xf - mu)) + 1e-6);
+  b.output(
+      "y",
+      (normed * (1.0 + s.to(DType::F32)) + t.to(DType::F32)).to(DType::F16));
+  return b.build();
+}
+
+// kgen-fuzz's adaln failures on the H100: f16 rows of multiples of 8 near
+// 16000, whose pairwise partial sums are all exact, so noise on inexact sums
+// alone never moved the mean. A GPU that folds its blocks' sums in turn
+// rounds the mean by an ulp, which |1 + s| ~ 1000 turns into f16 ulps of y.
+TEST(RandomRounding, SlackCoversSumsExactOnlyInTreeOrder) {
+  const int64_t h = 16384;
+  Kernel k = modulatedLayernorm();
+  int roundedMeans = 0, missed = 0;
+  for (uint64_t seed = 0; seed < 8; ++seed) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> u(29, 35), st(-3, 3);
+    std::vector<double> x(h), s(h), t(h);
+    for (int64_t i = 0; i < h; ++i) {
+      x[i] = std::min(16384.0, roundTo(DType::F16, std::ldexp(u(rng), 9)));
+      s[i] = roundTo(DType::F16, std::ldexp(st(rng), 9));
+      t[i] = roundTo(DType::F16, std::ldexp(st(rng), 9));
+    }
+    auto run = [&](std::optional<uint64_t> perturbSeed) {
+      Buffer xb(DType::F16, x), sb(DType::F16, s), tb(DType::F16, t),
+          yb(DType::F16, std::vector<double>(h));
+      Bindings b;
+      b.dims = {h};
+      b.rows = 1;
+      b.tensors = {xb.host(), sb.host(), tb.host(), yb.host()};
+      InterpretOptions o;
+      o.perturbSeed = perturbSeed;
+      interpret(k, b, o);
+      return yb.values();
+    };
+    // The GPU: eight blocks' tree sums (exact) folded in turn; f32 after.
+    double folded = 0;
+    for (int64_t blk = 0; blk < 8; ++blk)
+      folded = f32(
+          folded +
+          gpuSum({x.begin() + blk * h / 8, x.begin() + (blk + 1) * h / 8}, 1));
+    double mu = f32(folded / h);
+    roundedMeans += mu != f32(std::accumulate(x.begin(), x.end(), 0.0) / h);
+    std::vector<double> d(h), sq(h);
+    for (int64_t i = 0; i < h; ++i) {
+      d[i] = f32(x[i] - mu);
+      sq[i] = f32(d[i] * d[i]);
+    }
+    double r = f32(1 / std::sqrt(f32(f32(gpuSum(sq, 1) / h) + f32(1e-6))));
+    std::vector<double> ref = run(std::nullopt);
+    std::vector<std::vector<double>> runs;
+    for (int i = 0; i < kPerturbedRuns; ++i)
+      runs.push_back(run(1000 + i));
+    int bad = 0;
+    for (int64_t i = 0; i < h; ++i) {
+      double gpu =
+          roundTo(DType::F16, f32(f32(f32(d[i] * r) * f32(1 + s[i])) + t[i]));
+      std::vector<double> perturbed;
+      for (const auto &pr : runs)
+        perturbed.push_back(pr[i]);
+      Tolerance tol = defaultTolerance(DType::F16);
+      missed += !withinTolerance(DType::F16, gpu, ref[i], tol);
+      tol.atol += roundingSlack(DType::F16, ref[i], perturbed);
+      bad += !withinTolerance(DType::F16, gpu, ref[i], tol);
+    }
+    EXPECT_EQ(bad, 0) << seed;
+  }
+  EXPECT_GE(roundedMeans, 2); // the case is real
+  EXPECT_GT(missed, 0);
+}
+
 // The slack must not hide the bug the centred rows are there to catch: the
-// cancelling variance, rounded as a GPU would, still misses (on 3-12% of
+// cancelling variance, rounded as a GPU would, still misses (on 0.8-29% of
 // the elements here; one miss fails a GPU check).
 TEST(RandomRounding, SlackDoesNotHideCancellation) {
   Kernel good = plainLayernorm(false), bad = plainLayernorm(true);
@@ -921,7 +1002,7 @@ TEST(RandomRounding, SlackDoesNotHideCancellation) {
     std::vector<double> buggy = layernormOf(bad, x, h, 77);
     std::vector<double> right = layernormOf(good, x, h, 77);
     int n = int(x.size());
-    EXPECT_GT(mismatches(good, x, h, buggy, true), n / 50) << h;
+    EXPECT_GT(mismatches(good, x, h, buggy, true), n / 200) << h;
     EXPECT_EQ(mismatches(good, x, h, right, true), 0) << h;
   }
 }
