@@ -4,15 +4,17 @@
 namespace kgen::ops {
 
 // As LlamaRMSNorm.forward: normalize in f32, round to the input dtype, then
-// multiply by the weight in that dtype.
-static Kernel rmsnorm(DType dt) {
-  Builder b("rmsnorm");
+// multiply by the weight. A weight in f32 (kept so by some checkpoints) makes
+// that product f32, which is rounded to the input dtype once more.
+static Kernel rmsnorm(const char *name, DType dt, DType wdt) {
+  Builder b(name);
   Len hidden = b.dim("hidden");
   Tensor x = b.input("x", dt, hidden);
-  Tensor w = b.vector("weight", dt, hidden);
+  Tensor w = b.vector("weight", wdt, hidden);
   Expr eps = b.scalar("eps", DType::F32);
   Expr xf = x.to(DType::F32);
-  b.output("y", w * (xf * rsqrt(mean(xf * xf) + eps)).to(dt));
+  Expr y = w * (xf * rsqrt(mean(xf * xf) + eps)).to(dt);
+  b.output("y", wdt == dt ? y : y.to(dt));
   return b.build();
 }
 
@@ -20,6 +22,13 @@ KGEN_REGISTER_OP(rmsnorm)
     .summary("y = weight * (x * rsqrt(mean(x^2) + eps)).to(dtype), in f32 "
              "(Hugging Face LlamaRMSNorm)")
     .scalar("eps", 1e-6)
-    .kernel(rmsnorm);
+    .kernel([](DType dt) { return rmsnorm("rmsnorm", dt, dt); });
+
+KGEN_REGISTER_OP(rmsnorm_f32w)
+    .summary("rmsnorm with an f32 weight: y = (weight * "
+             "norm(x).to(dtype)).to(dtype)")
+    .scalar("eps", 1e-6)
+    .dtypes({DType::F16, DType::BF16})
+    .kernel([](DType dt) { return rmsnorm("rmsnorm_f32w", dt, DType::F32); });
 
 } // namespace kgen::ops

@@ -32,7 +32,10 @@ Suites (--suite):
           2), and vLLM's mul_and_silu, fatrelu_and_mul
           (threshold 0.25), swigluoai_and_mul (alpha 1.702, limit 7),
           gelu_quick, gelu_new, gelu_fast, on the norms grid; eager is
-          vLLM's forward_native (op by op in bf16).
+          vLLM's forward_native (op by op in bf16). Also
+          gemma_fused_add_rmsnorm (eager: HF's Gemma layer) and the f32-weight
+          norms rmsnorm_f32w, layernorm_f32w, fused_add_rmsnorm_f32w
+          (eager: the HF module cast back to bf16; layer_norm on x.float()).
           A length the bundle has no specialized kernel for runs on the
           op's dynamic kernel (name ..._dyn_...; the CSV's variant column).
 
@@ -120,7 +123,9 @@ ADALN_CS = [1152, 3072]
 # the norms suite's grid (--tokens, --hiddens).
 LIB_OPS = ["rmsnorm_noweight", "fused_add_rmsnorm_quant_static",
            "fused_add_rmsnorm_quant_dynamic", "mul_and_silu", "fatrelu_and_mul",
-           "swigluoai_and_mul", "gelu_quick", "gelu_new", "gelu_fast"]
+           "swigluoai_and_mul", "gelu_quick", "gelu_new", "gelu_fast",
+           "gemma_fused_add_rmsnorm", "rmsnorm_f32w", "layernorm_f32w",
+           "fused_add_rmsnorm_f32w"]
 SUITES = {"norms": NORM_OPS + ACT_OPS, "views": VIEW_OPS, "library": LIB_OPS}
 MAX_BYTES = 4.3e9
 IMPLS = ["kgen", "eager", "compile"]
@@ -180,6 +185,31 @@ def f_fused_add_rmsnorm(x, residual, weight):
 
 def f_layernorm(x, weight, bias):
     return F.layer_norm(x, (x.shape[-1],), weight, bias, 1e-5)
+
+
+def f_gemma_fused_add_rmsnorm(x, residual, weight):
+    # transformers' Gemma decoder layer: the sum in the dtype, then
+    # GemmaRMSNorm of it. kgen does it in place (FlashInfer's form).
+    r = x + residual
+    return f_gemma_rmsnorm(r, weight), r
+
+
+def f_rmsnorm_f32w(x, weight):
+    # LlamaRMSNorm with an f32 weight gives f32; the next layer takes x's
+    # dtype.
+    return rmsnorm_ref(x, weight, 1e-6).to(x.dtype)
+
+
+def f_layernorm_f32w(x, weight, bias):
+    # Eager CUDA layer_norm refuses bf16 rows with f32 weights: upcast, as
+    # models that keep LayerNorm in f32 do.
+    return F.layer_norm(x.float(), (x.shape[-1],), weight, bias,
+                        1e-5).to(x.dtype)
+
+
+def f_fused_add_rmsnorm_f32w(x, residual, weight):
+    r = x + residual
+    return f_rmsnorm_f32w(r, weight), r
 
 
 def f_softmax(x):
@@ -453,6 +483,36 @@ OPS = {
         eager_in=["x"], compare=["y"],
         scalars={"alpha": SWIGLUOAI_ALPHA, "limit": SWIGLUOAI_LIMIT},
         dims=lambda T, h, b: {"d": h}),
+    "gemma_fused_add_rmsnorm": dict(
+        fn=f_gemma_fused_add_rmsnorm,
+        tensors=[("x", "row", "inout", "randn"),
+                 ("residual", "row", "inout", "randn"),
+                 ("weight", "vec", "in", "w0")],
+        eager_in=["x", "residual", "weight"], compare=["x", "residual"],
+        scalars={"eps": 1e-6}),
+    # The norms with f32 weights (and bias) by bf16 rows.
+    "rmsnorm_f32w": dict(
+        fn=f_rmsnorm_f32w, tensors=[("x", "row", "in", "randn"),
+                                    ("weight", "vec", "in", "w1"),
+                                    ("y", "row", "out", None)],
+        dtypes={"weight": "float32"},
+        eager_in=["x", "weight"], compare=["y"], scalars={"eps": 1e-6}),
+    "layernorm_f32w": dict(
+        fn=f_layernorm_f32w, tensors=[("x", "row", "in", "randn"),
+                                 ("weight", "vec", "in", "w1"),
+                                 ("bias", "vec", "in", "b"),
+                                 ("y", "row", "out", None)],
+        dtypes={"weight": "float32", "bias": "float32"},
+        eager_in=["x", "weight", "bias"], compare=["y"],
+        scalars={"eps": 1e-5}),
+    "fused_add_rmsnorm_f32w": dict(
+        fn=f_fused_add_rmsnorm_f32w,
+        tensors=[("x", "row", "inout", "randn"),
+                 ("residual", "row", "inout", "randn"),
+                 ("weight", "vec", "in", "w1")],
+        dtypes={"weight": "float32"},
+        eager_in=["x", "residual", "weight"], compare=["x", "residual"],
+        scalars={"eps": 1e-6}),
     "adaln": dict(
         fn=f_adaln, ref=ref_adaln, tensors=[("x", "row", "in", "randn"),
                              ("scale", "batch", "in", "w0"),
@@ -479,7 +539,9 @@ for _op in ["gelu_quick", "gelu_new", "gelu_fast"]:
 
 # The norms' row length, for their dynamic kernels.
 for _op in NORM_OPS + ["rmsnorm_noweight", "fused_add_rmsnorm_quant_static",
-                       "fused_add_rmsnorm_quant_dynamic"]:
+                       "fused_add_rmsnorm_quant_dynamic",
+                       "gemma_fused_add_rmsnorm", "rmsnorm_f32w",
+                       "layernorm_f32w", "fused_add_rmsnorm_f32w"]:
     OPS[_op].setdefault("dims",
                         _row_dim("n" if _op == "softmax" else "hidden"))
 

@@ -1107,8 +1107,7 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
       // Whole 8-register steps, as ptxas allocates them.
       return std::min<int64_t>(
           all, kRegistersPerSM / std::max(block, kBusyResidentThreads) / 8 * 8);
-    int64_t heldElements =
-        s.getChunks() * s.getVector() * std::max<int64_t>(held.size(), 1);
+    int64_t heldElements = s.getChunks() * s.getVector() * heldLoadCount(k);
     // The threads of a launched block (rows that reduce over whole warps
     // take fewer rows a block than they may).
     int64_t launched = s.getThreadsPerRow() * (s.getLaunchRowsPerBlock()
@@ -1129,10 +1128,17 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
         return lateRowRegisters && isRowValue(l.getResult()) &&
                (s.getCluster() || l.getSource().getDefiningOp<GroupOp>());
       };
+      int64_t elements = s.getChunks() * s.getVector(), heldBytes;
       int64_t words = 0;
       for (LoadOp l : k.getBody().getOps<LoadOp>())
         if (counts(l))
-          words += loadedWords(l, s.getChunks() * s.getVector());
+          words += loadedWords(l, elements);
+      // Shared rows wider than the held ones count too (ptxas hoists their
+      // loads), twice with lateRowRegisters: at once, sm_100's ptxas spilled
+      // rmsnorm_f32w's exact-length variant of 16384 at 72 registers.
+      for (LoadOp l : widerSharedLoads(k, heldBytes))
+        if (!counts(l))
+          words += loadedWords(l, elements) * (lateRowRegisters ? 2 : 1);
       int64_t need = llvm::alignTo(words + kRegistersBesideRow, 8);
       // As many whole blocks as kWideBlockResidentThreads hold, in whole
       // 8-register steps (as ptxas allocates them).

@@ -120,7 +120,7 @@ bool canHold(KernelOp vec, int64_t chunks) {
   if (vec.getBody().getOps<ReduceOp>().empty())
     return false;
   int64_t v = chunkVector(vec);
-  int64_t held = std::max<int64_t>(rowLoadsHeld(vec).size(), 1);
+  int64_t held = heldLoadCount(vec);
   return chunks * v * held <= kMaxHeldElements &&
          knownDivisor(vec.getDomainOp().getLength(), vec) % v == 0;
 }

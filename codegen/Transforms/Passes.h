@@ -67,6 +67,17 @@ inline constexpr llvm::StringLiteral kAbiAttr = "kgen.abi";
 /// kernel has no reduction).
 llvm::SetVector<LoadOp> rowLoadsHeld(KernelOp kernel);
 
+/// The loads of shared rows (weights, grouped or gathered rows) that are not
+/// held and whose elements are wider than the narrowest held row's (an f32
+/// weight by bf16 rows), whose width `heldBytes` gets (0: no held rows).
+/// ptxas hoists their loads ahead of the reductions, so the width they add
+/// counts as held.
+SmallVector<LoadOp> widerSharedLoads(KernelOp kernel, int64_t &heldBytes);
+
+/// rowLoadsHeld's count (at least 1), plus each widerSharedLoads' extra
+/// width in loads of the held rows' width.
+int64_t heldLoadCount(KernelOp kernel);
+
 /// Whether `kernel` reads rows chosen by another index (kgen.group, heads,
 /// gather).
 bool readsMappedRows(KernelOp kernel);

@@ -41,6 +41,42 @@ llvm::SetVector<LoadOp> mlir::kgen::rowLoadsHeld(KernelOp kernel) {
   return held;
 }
 
+static int64_t elementBytes(Value tensor) {
+  return (getTensorElementType(tensor.getType()).getIntOrFloatBitWidth() + 7) /
+         8;
+}
+
+SmallVector<LoadOp> mlir::kgen::widerSharedLoads(KernelOp kernel,
+                                                 int64_t &heldBytes) {
+  llvm::SetVector<LoadOp> held = rowLoadsHeld(kernel);
+  heldBytes = 0;
+  for (LoadOp l : held)
+    heldBytes = heldBytes ? std::min(heldBytes, elementBytes(l.getSource()))
+                          : elementBytes(l.getSource());
+  SmallVector<LoadOp> wider;
+  if (!heldBytes)
+    return wider;
+  kernel.walk([&](LoadOp l) {
+    Value src = l.getSource();
+    bool shared = isa<ColumnVectorType>(src.getType()) ||
+                  src.getDefiningOp<GroupOp>() || src.getDefiningOp<GatherOp>();
+    if (shared && !held.contains(l) &&
+        isa<RankedTensorType>(l.getResult().getType()) &&
+        elementBytes(src) > heldBytes)
+      wider.push_back(l);
+  });
+  return wider;
+}
+
+int64_t mlir::kgen::heldLoadCount(KernelOp kernel) {
+  int64_t heldBytes;
+  SmallVector<LoadOp> wider = widerSharedLoads(kernel, heldBytes);
+  int64_t count = std::max<int64_t>(rowLoadsHeld(kernel).size(), 1);
+  for (LoadOp l : wider)
+    count += elementBytes(l.getSource()) / heldBytes - 1;
+  return count;
+}
+
 bool mlir::kgen::readsMappedRows(KernelOp kernel) {
   Block &body = kernel.getBody().front();
   return !body.getOps<GroupOp>().empty() || !body.getOps<HeadsOp>().empty() ||

@@ -226,7 +226,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     // The row loads a thread holds across the reductions (the lowering
     // loads the others, weights say, after them).
     llvm::SetVector<LoadOp> heldLoads = rowLoadsHeld(k);
-    int64_t rowLoads = std::max<size_t>(heldLoads.size(), 1);
+    int64_t rowLoads = heldLoadCount(k);
     int64_t heldRows = llvm::count_if(heldLoads, [](LoadOp l) {
       return isa<RowsType>(l.getSource().getType());
     });

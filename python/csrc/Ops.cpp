@@ -53,6 +53,23 @@ int64_t checkRowsAndWeight(const char *op, const Tensor &x,
   return h;
 }
 
+/// The kernel of a norm whose weight may be f32 by f16 or bf16 rows: `op`,
+/// or `f32wOp` (literals: kernels are cached by their name's address).
+/// Checks x and weight as checkRowsAndWeight does, but for that dtype; `h`
+/// gets the row length.
+const char *opForWeight(const char *op, const char *f32wOp, const Tensor &x,
+                        const Tensor &weight, int64_t &h) {
+  checkFloat(op, x, "x");
+  h = x.size(-1);
+  const bool mixed =
+      weight.scalar_type() == at::kFloat && x.scalar_type() != at::kFloat;
+  TORCH_CHECK(mixed || weight.scalar_type() == x.scalar_type(), "kgen::", op,
+              ": 'weight' must be ", x.scalar_type(),
+              " (x's dtype) or float32, not ", weight.scalar_type());
+  checkShape(op, weight, "weight", {h});
+  return mixed ? f32wOp : op;
+}
+
 /// `t` has x's dtype and shape.
 void checkLike(const char *op, const Tensor &t, const char *name,
                const Tensor &x) {
@@ -77,15 +94,17 @@ void checkInPlace(const char *op, const Tensor &t, const char *name,
               t.sizes(), ", strides ", t.strides(), ")");
 }
 
-Tensor norm(const char *op, const Tensor &x, const Tensor &weight,
-            const std::optional<Tensor> &bias, double eps) {
-  const int64_t h = checkRowsAndWeight(op, x, weight);
+Tensor norm(const char *op, const char *f32wOp, const Tensor &x,
+            const Tensor &weight, const std::optional<Tensor> &bias,
+            double eps) {
+  int64_t h;
+  const char *kernel = opForWeight(op, f32wOp, x, weight, h);
   Tensor xr = asRows(x);
   Tensor y = at::empty(x.sizes(), x.options());
-  Call c(op, x.scalar_type(), h);
+  Call c(kernel, x.scalar_type(), h);
   c.rows("x", xr).whole("weight", weight);
   if (bias) {
-    checkDtype(op, *bias, "bias", x.scalar_type());
+    checkDtype(op, *bias, "bias", weight.scalar_type());
     checkShape(op, *bias, "bias", {h});
     c.whole("bias", *bias);
   }
@@ -94,26 +113,32 @@ Tensor norm(const char *op, const Tensor &x, const Tensor &weight,
 }
 
 Tensor rmsnorm(const Tensor &x, const Tensor &weight, double eps) {
-  return norm("rmsnorm", x, weight, std::nullopt, eps);
+  return norm("rmsnorm", "rmsnorm_f32w", x, weight, std::nullopt, eps);
 }
 
 Tensor gemmaRmsnorm(const Tensor &x, const Tensor &weight, double eps) {
-  return norm("gemma_rmsnorm", x, weight, std::nullopt, eps);
+  return norm("gemma_rmsnorm", "gemma_rmsnorm_f32w", x, weight, std::nullopt,
+              eps);
 }
 
 Tensor layernorm(const Tensor &x, const Tensor &weight,
                  const std::optional<Tensor> &bias, double eps) {
-  return norm(bias ? "layernorm" : "layernorm_nobias", x, weight, bias, eps);
+  if (bias)
+    return norm("layernorm", "layernorm_f32w", x, weight, bias, eps);
+  return norm("layernorm_nobias", "layernorm_nobias_f32w", x, weight, bias,
+              eps);
 }
 
-void fusedAddRmsnorm(const Tensor &x, const Tensor &residual,
-                     const Tensor &weight, double eps) {
-  const char *op = "fused_add_rmsnorm";
-  const int64_t h = checkRowsAndWeight(op, x, weight);
+/// residual += x; x = the norm of residual (fused_add_rmsnorm's in-place
+/// forms, Llama's or Gemma's).
+void fusedAddNorm(const char *op, const char *f32wOp, const Tensor &x,
+                  const Tensor &residual, const Tensor &weight, double eps) {
+  int64_t h;
+  const char *kernel = opForWeight(op, f32wOp, x, weight, h);
   checkLike(op, residual, "residual", x);
   checkInPlace(op, x, "x");
   checkInPlace(op, residual, "residual");
-  Call(op, x.scalar_type(), h)
+  Call(kernel, x.scalar_type(), h)
       .rows("x", x)
       .rows("residual", residual)
       .whole("weight", weight)
@@ -122,14 +147,27 @@ void fusedAddRmsnorm(const Tensor &x, const Tensor &residual,
       .run(leadingRows(x));
 }
 
+void fusedAddRmsnorm(const Tensor &x, const Tensor &residual,
+                     const Tensor &weight, double eps) {
+  fusedAddNorm("fused_add_rmsnorm", "fused_add_rmsnorm_f32w", x, residual,
+               weight, eps);
+}
+
+void gemmaFusedAddRmsnorm(const Tensor &x, const Tensor &residual,
+                          const Tensor &weight, double eps) {
+  fusedAddNorm("gemma_fused_add_rmsnorm", "gemma_fused_add_rmsnorm_f32w", x,
+               residual, weight, eps);
+}
+
 std::tuple<Tensor, Tensor> addRmsnorm(const Tensor &x, const Tensor &residual,
                                       const Tensor &weight, double eps) {
   const char *op = "add_rmsnorm";
-  const int64_t h = checkRowsAndWeight(op, x, weight);
+  int64_t h;
+  const char *kernel = opForWeight(op, "add_rmsnorm_f32w", x, weight, h);
   checkLike(op, residual, "residual", x);
   Tensor y = at::empty(x.sizes(), x.options());
   Tensor sum = at::empty(x.sizes(), x.options());
-  Call(op, x.scalar_type(), h)
+  Call(kernel, x.scalar_type(), h)
       .rows("x", asRows(x))
       .rows("residual", asRows(residual))
       .whole("weight", weight)
@@ -439,6 +477,7 @@ void impls(torch::Library &m) {
   m.impl("gemma_rmsnorm", &gemmaRmsnorm);
   m.impl("layernorm", &layernorm);
   m.impl("fused_add_rmsnorm", &fusedAddRmsnorm);
+  m.impl("gemma_fused_add_rmsnorm", &gemmaFusedAddRmsnorm);
   m.impl("add_rmsnorm", &addRmsnorm);
   m.impl("rmsnorm_quant_static", &rmsnormQuantStatic);
   m.impl("rmsnorm_quant_dynamic", &rmsnormQuantDynamic);
@@ -491,6 +530,8 @@ TORCH_LIBRARY(kgen, m) {
            "layernorm(Tensor x, Tensor weight, Tensor? bias, float eps=1e-5) "
            "-> Tensor",
            "fused_add_rmsnorm(Tensor(a!) x, Tensor(b!) residual, "
+           "Tensor weight, float eps=1e-6) -> ()",
+           "gemma_fused_add_rmsnorm(Tensor(a!) x, Tensor(b!) residual, "
            "Tensor weight, float eps=1e-6) -> ()",
            "add_rmsnorm(Tensor x, Tensor residual, Tensor weight, "
            "float eps=1e-6) -> (Tensor, Tensor)",

@@ -26,9 +26,12 @@ def _layernorm(x, weight, bias, eps=1e-5):
     return _like(x)
 
 
-@register_fake("kgen::fused_add_rmsnorm")
-def _fused_add_rmsnorm(x, residual, weight, eps=1e-6):
+def _fused_add_norm(x, residual, weight, eps=1e-6):
     return None
+
+
+for _name in ("fused_add_rmsnorm", "gemma_fused_add_rmsnorm"):
+    register_fake(f"kgen::{_name}")(_fused_add_norm)
 
 
 @register_fake("kgen::add_rmsnorm")

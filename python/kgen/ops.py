@@ -5,12 +5,15 @@ have any leading dims. Inputs whose leading dims do not collapse into one row
 stride are copied; tensors written in place (fused_add_rmsnorm's x and
 residual, rope_neox's q and k) are refused instead. A last dim with a stride
 other than 1 is copied for inputs and refused in place. Float inputs are
-float32, float16 or bfloat16; weights take the input's dtype.
+float32, float16 or bfloat16; weights take the input's dtype, and the norms'
+(rmsnorm, gemma_rmsnorm, layernorm, the fused adds) may be float32 by float16
+or bfloat16 rows; outputs keep the rows' dtype.
 """
 import torch
 
 __all__ = [
     "rmsnorm", "gemma_rmsnorm", "layernorm", "fused_add_rmsnorm", "add_rmsnorm",
+    "gemma_fused_add_rmsnorm",
     "rmsnorm_quant_static", "rmsnorm_quant_dynamic",
     "fused_add_rmsnorm_quant_static", "fused_add_rmsnorm_quant_dynamic",
     "adaln", "adaln_rmsnorm",
@@ -42,6 +45,12 @@ def layernorm(x, weight, bias=None, eps=1e-5):
 def fused_add_rmsnorm(x, residual, weight, eps=1e-6):
     """In place: residual += x; x = rmsnorm(residual) * weight."""
     _ops.fused_add_rmsnorm(x, residual, weight, eps)
+
+
+def gemma_fused_add_rmsnorm(x, residual, weight, eps=1e-6):
+    """In place: residual += x; x = gemma_rmsnorm(residual, weight) (the sum
+    rounded to the dtype, then normalised in f32), as FlashInfer's."""
+    _ops.gemma_fused_add_rmsnorm(x, residual, weight, eps)
 
 
 def add_rmsnorm(x, residual, weight, eps=1e-6):

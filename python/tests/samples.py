@@ -21,6 +21,11 @@ def ref_gemma_rmsnorm(x, w, eps=1e-6):
     return (_rms(x, eps) * (1 + w.float())).to(x.dtype)
 
 
+def ref_rmsnorm_f32w(x, w, eps=1e-6):
+    # Llama's module with an f32 weight gives f32; kgen keeps x's dtype.
+    return ref_rmsnorm(x, w, eps).to(x.dtype)
+
+
 def ref_layernorm(x, w, b, eps=1e-5):
     return F.layer_norm(x.float(), x.shape[-1:], w.float(),
                         None if b is None else b.float(), eps).to(x.dtype)
@@ -28,7 +33,7 @@ def ref_layernorm(x, w, b, eps=1e-5):
 
 def ref_add_rmsnorm(x, r, w, eps=1e-6):
     s = x + r
-    return ref_rmsnorm(s, w, eps), s
+    return ref_rmsnorm_f32w(s, w, eps), s
 
 
 def _fp8(y, scale):
@@ -149,6 +154,7 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
         ("layernorm", (x, w, None, 1e-5), ref_layernorm),
         ("add_rmsnorm", (x, r, w, 1e-6), ref_add_rmsnorm),
         ("fused_add_rmsnorm", (x.clone(), r.clone(), w, 1e-6), None),
+        ("gemma_fused_add_rmsnorm", (x.clone(), r.clone(), w, 1e-6), None),
         ("rmsnorm_quant_static", (x, w, 0.05, 1e-6),
          lambda x, w, s, e: (ref_rmsnorm(x, w, e).float() / s).clamp(
              -448, 448).to(F8)),
@@ -193,6 +199,18 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
         ("rope_gptj_partial", (pos64.int(), q.clone(), k.clone(), half), None),
         ("rope_hf", (q, k, cos, sin), ref_rope_hf),
     ]
+    if dtype != torch.float32:  # the norms' f32 weights by narrower rows
+        w32, b32 = w.float() * 1.5, b.float() / 3
+        out += [
+            ("rmsnorm", (x, w32, 1e-6), ref_rmsnorm_f32w),
+            ("gemma_rmsnorm", (x, w32, 1e-6), ref_gemma_rmsnorm),
+            ("layernorm", (x, w32, b32, 1e-5), ref_layernorm),
+            ("layernorm", (x, w32, None, 1e-5), ref_layernorm),
+            ("add_rmsnorm", (x, r, w32, 1e-6), ref_add_rmsnorm),
+            ("fused_add_rmsnorm", (x.clone(), r.clone(), w32, 1e-6), None),
+            ("gemma_fused_add_rmsnorm", (x.clone(), r.clone(), w32, 1e-6),
+             None),
+        ]
     return out
 
 
@@ -200,6 +218,8 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
 INPLACE = {
     "fused_add_rmsnorm": lambda x, r, w, e: (
         ref_add_rmsnorm(x, r, w, e)[0], x + r),
+    "gemma_fused_add_rmsnorm": lambda x, r, w, e: (
+        ref_gemma_rmsnorm(x + r, w, e), x + r),
     "fused_add_rmsnorm_quant_static": lambda x, r, w, s, e: (x + r,),
     "fused_add_rmsnorm_quant_dynamic": lambda x, r, w, b, e: (
         (x.float() + r.float()).to(x.dtype),),
@@ -209,7 +229,7 @@ INPLACE = {
     "rope_gptj_partial": lambda p, q, k, c: ref_rope_neox(p, q, k, c,
                                                          gptj=True),
 }
-MUTATED = {"fused_add_rmsnorm": (0, 1),
+MUTATED = {"fused_add_rmsnorm": (0, 1), "gemma_fused_add_rmsnorm": (0, 1),
            "fused_add_rmsnorm_quant_static": (1,),
            "fused_add_rmsnorm_quant_dynamic": (1,), "rope_neox": (1, 2),
            "rope_gptj": (1, 2), "rope_neox_partial": (1, 2),

@@ -36,8 +36,11 @@ def test_every_bundled_op_has_a_torch_op():
     listed = subprocess.run([cli, "list"], capture_output=True, text=True,
                             check=True).stdout.split("\n")
     bundled = {line.split()[0] for line in listed if line.strip()}
-    # layernorm_nobias is layernorm with bias=None.
-    assert bundled - {"layernorm_nobias"} == _torch_ops()
+    # layernorm_nobias is layernorm with bias=None; NAME_f32w is NAME with an
+    # f32 weight.
+    f32w = {n for n in bundled if n.endswith("_f32w")}
+    assert {n[:-len("_f32w")] for n in f32w} <= bundled
+    assert bundled - {"layernorm_nobias"} - f32w == _torch_ops()
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
@@ -105,7 +108,11 @@ def test_argument_errors():
     _raises("'x' must be float32, float16 or bfloat16", kgen.rmsnorm,
             x.int(), w)
     _raises(r"'weight' must be \[64\]", kgen.rmsnorm, x, torch.randn(32))
-    _raises("'weight' must be BFloat16", kgen.rmsnorm, x.bfloat16(), w)
+    _raises(r"'weight' must be BFloat16 \(x's dtype\) or float32",
+            kgen.rmsnorm, x.bfloat16(), w.half())
+    _raises("'weight' must be Float", kgen.rmsnorm, x, w.bfloat16())
+    _raises("'bias' must be Float", kgen.layernorm, x.bfloat16(), w,
+            w.bfloat16())
     _raises("must be even", kgen.silu_and_mul, torch.randn(4, 63))
     _raises("written in place", kgen.fused_add_rmsnorm,
             torch.randn(64, 4).t(), torch.randn(4, 64), w)
@@ -138,3 +145,29 @@ def test_compile_fullgraph_no_breaks():
                              dynamic=True)
     for got, want in zip(compiled(*args), block(*args)):
         torch.testing.assert_close(got, want)
+
+
+def test_f32_weights_are_used_unrounded():
+    # An f32 weight rounded to bf16 moves the output by up to half a bf16
+    # ulp: the result must stay within an ulp of the f32-weight formula and
+    # differ from the bf16-weight kernel's somewhere.
+    from samples import ref_gemma_rmsnorm, ref_layernorm, ref_rmsnorm_f32w
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(8, 256, generator=g).bfloat16()
+    w = 1 + torch.rand(256, generator=g) / 64  # all but lost in bf16
+    b = torch.randn(256, generator=g) / 64
+    cases = [(kgen.rmsnorm, (x, w), ref_rmsnorm_f32w),
+             (kgen.gemma_rmsnorm, (x, w), ref_gemma_rmsnorm),
+             (kgen.layernorm, (x, w, b), ref_layernorm)]
+    for fn, args, ref in cases:
+        got = fn(*args)
+        assert got.dtype == torch.bfloat16
+        torch.testing.assert_close(got, ref(*args), rtol=2 ** -8, atol=0)
+        narrow = fn(*[a.bfloat16() for a in args])
+        assert (got != narrow).any(), fn.__name__
+    r = torch.randn(8, 256, generator=g).bfloat16()
+    xs, rs = x.clone(), r.clone()
+    kgen.gemma_fused_add_rmsnorm(xs, rs, w)
+    torch.testing.assert_close(rs, x + r, rtol=0, atol=0)
+    torch.testing.assert_close(xs, ref_gemma_rmsnorm(x + r, w), rtol=2 ** -8,
+                               atol=0)
