@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Call.h"
+#include "Kernels.h"
 #include "dsl/kgen_reference.h"
 
 #include <ATen/ATen.h>
@@ -472,6 +473,9 @@ std::vector<double> tolerance(c10::string_view dtype) {
   return {rtol, atol};
 }
 
+/// "op dtype length" of every embedded kernel (length 0: the dynamic one).
+std::vector<std::string> kernels() { return embeddedKernels(); }
+
 void impls(torch::Library &m) {
   m.impl("rmsnorm", &rmsnorm);
   m.impl("gemma_rmsnorm", &gemmaRmsnorm);
@@ -577,6 +581,7 @@ TORCH_LIBRARY(kgen, m) {
        })
     m.def(schema, tags);
   m.def("_tolerance(str dtype) -> float[]", &kgen::torch_ext::tolerance);
+  m.def("_kernels() -> str[]", &kgen::torch_ext::kernels);
 }
 
 TORCH_LIBRARY_IMPL(kgen, CPU, m) { kgen::torch_ext::impls(m); }

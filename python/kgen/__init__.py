@@ -49,6 +49,16 @@ def _load():
 
 _load()
 
+
+def kernels():
+    """(op, dtype, length) of every kernel this build embeds; length 0 is an
+    op's dynamic kernel (any row length), others are specialized."""
+    out = []
+    for line in _torch.ops.kgen._kernels():
+        op, dtype, length = line.split()
+        out.append((op, dtype, int(length)))
+    return out
+
 from . import _fake  # noqa: E402,F401  (fake implementations)
 from .ops import *  # noqa: E402,F401,F403
 from .ops import __all__  # noqa: E402

@@ -43,6 +43,22 @@ def test_every_bundled_op_has_a_torch_op():
     assert bundled - {"layernorm_nobias"} - f32w == _torch_ops()
 
 
+def test_every_bundled_op_has_embedded_kernels():
+    # A torch op without kernels works on CPU (the interpreter) and fails on
+    # CUDA: the build must embed each bundled op, _f32w forms included.
+    embedded = {op for op, _, _ in kgen.kernels()}
+    cli = os.environ.get("KGEN_CLI")
+    if not cli:
+        pytest.skip("KGEN_CLI (the kgen command) is not set")
+    listed = subprocess.run([cli, "list"], capture_output=True, text=True,
+                            check=True).stdout.split("\n")
+    bundled = {line.split()[0] for line in listed if line.strip()}
+    assert sorted(bundled - embedded) == []
+    assert ("rmsnorm_f32w", "bf16", 0) in kgen.kernels()
+    dims = {n for op, _, n in kgen.kernels() if op == "rope_hf"}
+    assert dims == {64, 128, 256}
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("op", OPS)
 def test_matches_torch(op, dtype):

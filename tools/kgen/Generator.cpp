@@ -130,6 +130,12 @@ static cl::list<std::string>
     bundleOps("ops", cl::desc("Ops to compile (default: all)"),
               cl::CommaSeparated, cl::sub(bundleCmd), cl::sub(aotCmd),
               cl::sub(lintCmd), cl::sub(baselineCmd), cl::cat(cat));
+static cl::list<std::string> bundleMainDims(
+    "main-dims",
+    cl::desc("Only the ops whose main dim (what --hidden and --lengths "
+             "give) is one of these: hidden, d, n, head_dim"),
+    cl::CommaSeparated, cl::sub(bundleCmd), cl::sub(aotCmd), cl::sub(lintCmd),
+    cl::cat(cat));
 static cl::opt<unsigned>
     bundleJobs("jobs", cl::desc("Threads compiling (default: every core)"),
                cl::init(0), cl::sub(bundleCmd), cl::sub(aotCmd),
@@ -325,6 +331,7 @@ static bool selection(tools::Selection &sel, std::vector<int64_t> defaults) {
   if (sel.lengths.empty())
     sel.lengths = std::move(defaults);
   sel.ops.assign(bundleOps.begin(), bundleOps.end());
+  sel.mainDims.assign(bundleMainDims.begin(), bundleMainDims.end());
   for (const std::string &d : bundleDtypes) {
     std::optional<DType> dt = parseDType(d);
     if (!dt) {

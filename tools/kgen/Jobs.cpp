@@ -54,6 +54,14 @@ bool planJobs(const Selection &sel, std::vector<Job> &jobs, std::string &err) {
       err = fmt::format("unknown op '{}'; the ops: {}", o, opNames());
       return false;
     }
+  for (const std::string &d : sel.mainDims)
+    if (llvm::none_of(registeredOps(), [&](const OpDef &op) {
+          return op.mainDim == d &&
+                 (sel.ops.empty() || contains(sel.ops, op.name));
+        })) {
+      err = fmt::format("--main-dims: no selected op has the main dim '{}'", d);
+      return false;
+    }
   for (int64_t l : sel.lengths)
     if (l < 0) {
       err = fmt::format("lengths must be >= 0 (0 = dynamic), got {}", l);
@@ -74,7 +82,8 @@ bool planJobs(const Selection &sel, std::vector<Job> &jobs, std::string &err) {
 
   for (const std::string &arch : archs)
     for (const OpDef &op : registeredOps()) {
-      if (!sel.ops.empty() && !contains(sel.ops, op.name))
+      if ((!sel.ops.empty() && !contains(sel.ops, op.name)) ||
+          (!sel.mainDims.empty() && !contains(sel.mainDims, op.mainDim)))
         continue;
       std::vector<int64_t> opLengths = lengths;
       if (!op.lengths.empty()) {

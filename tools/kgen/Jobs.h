@@ -27,6 +27,8 @@ struct Selection {
   std::vector<int64_t> lengths;
   std::vector<std::string> ops;
   std::vector<DType> dtypes;
+  /// Non-empty: only the ops whose main dim (OpDef::mainDim) is one of these.
+  std::vector<std::string> mainDims;
 };
 
 struct Job {

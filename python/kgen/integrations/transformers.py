@@ -23,6 +23,8 @@ import types
 import torch
 from torch import nn
 
+import kgen
+
 __all__ = ["apply_kgen"] + [
     f"apply_kgen_to_{f}" for f in
     ("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3")
@@ -35,7 +37,10 @@ _GATED = {
     "gelu_pytorch_tanh": "gelu_tanh_and_mul", "gelu_new": "gelu_tanh_and_mul",
     "gelu": "gelu_and_mul",
 }
-_ROPE_HEAD_DIMS = (64, 128, 256)  # rope_hf's head_dims (`kgen list`)
+# The head_dims this build has rope_hf kernels for: read from kgen.kernels()
+# when a model is patched, not in the traced forward.
+_ROPE_HEAD_DIMS = ()
+
 
 
 def _norm_kind(module):
@@ -100,6 +105,10 @@ def _merge_mlp(mlp, op):
 
 
 def _rope_hf(original):
+    global _ROPE_HEAD_DIMS
+    _ROPE_HEAD_DIMS = tuple(
+        sorted(n for op, _, n in kgen.kernels() if op == "rope_hf"))
+
     def apply_rotary_pos_emb(q, k, cos, sin, *args, **kwargs):
         # q, k: [B, H, T, D], usually transposed views of token-major
         # projections; cos, sin: [B or 1, T, D].
