@@ -81,7 +81,8 @@ ropeFor(std::string name, RopeStyle style, int64_t rotaryDivisor,
   };
 }
 
-static const std::vector<int64_t> kHeadDims = {64, 128, 256};
+static const std::vector<int64_t> kHeadDims = {64,  80,  96,  112, 120,
+                                               128, 192, 256, 512};
 
 KGEN_REGISTER_OP(rope_neox)
     .summary("in place on q and k heads: NeoX rotate-half by cos_sin_cache"
