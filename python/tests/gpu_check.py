@@ -64,7 +64,8 @@ def tolerance_ratio(got, ref):
 
 def check_ops():
     for dtype in (torch.float32, torch.float16, torch.bfloat16):
-        for hidden, head_dim in ((64, 64), (4096, 128), (4000, 256)):
+        for hidden, head_dim in ((64, 64), (4096, 128), (4000, 256), (100, 80),
+                                 (1152, 120)):
             n_ok, worst, worst_op, bad = 0, 0.0, "", []
             for name, args, ref in samples(dtype, "cpu", hidden, head_dim):
                 try:
