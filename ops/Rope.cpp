@@ -13,11 +13,13 @@ struct RopeOptions {
   int64_t rotaryDim = 128; ///< even, <= headDim
   DType positions = DType::I64;
   std::optional<DType> cache = DType::F32; ///< nullopt: q's dtype
+  bool key = true; ///< false: q only (vLLM's rotary_embedding with key None)
 };
 
 // vLLM's rotary_embedding, in place on q [T, q_heads * head_dim] and
 // k [T, k_heads * head_dim] (views of a fused qkv: their row pitches are
-// run-time arguments) in one launch, one row program per (token, head).
+// run-time arguments) in one launch, one row program per (token, head);
+// or on q alone.
 // Row t of cos_sin_cache [max_pos, rotary_dim] at positions[t] holds cos in
 // its first half and sin in its second. The first rotary_dim elements of
 // each head rotate; the rest pass through untouched.
@@ -28,10 +30,14 @@ struct RopeOptions {
 // forward_native rounds every op to the dtype).
 static Kernel rope(DType dt, const RopeOptions &o) {
   Builder b(o.name);
-  Len qHeads = b.dim("q_heads"), kHeads = b.dim("k_heads");
+  Len qHeads = b.dim("q_heads");
+  std::vector<HeadsPart> parts = {{"q", qHeads}};
+  if (o.key)
+    parts.push_back({"k", b.dim("k_heads")});
   Len maxPos = b.dim("max_pos");
-  Tensor qk = b.heads({{"q", qHeads}, {"k", kHeads}}, dt, o.headDim);
-  Tensor positions = b.perRow("positions", o.positions, qHeads + kHeads);
+  Tensor qk = b.heads(parts, dt, o.headDim);
+  Len heads = o.key ? qHeads + parts[1].count : qHeads;
+  Tensor positions = b.perRow("positions", o.positions, heads);
   Tensor cache = b.gather("cos_sin_cache", o.cache.value_or(dt), o.rotaryDim,
                           positions, maxPos);
   int64_t half = o.rotaryDim / 2;
@@ -74,10 +80,10 @@ static Kernel ropeHF(DType dt, int64_t headDim) {
 /// The rope kernel `name` for a head_dim, rotating head_dim / rotaryDivisor.
 static std::function<Kernel(DType, int64_t)>
 ropeFor(std::string name, RopeStyle style, int64_t rotaryDivisor,
-        DType positions, std::optional<DType> cache) {
+        DType positions, std::optional<DType> cache, bool key = true) {
   return [=](DType dt, int64_t headDim) {
     return rope(dt, RopeOptions{name, style, headDim, headDim / rotaryDivisor,
-                                positions, cache});
+                                positions, cache, key});
   };
 }
 
@@ -98,6 +104,20 @@ KGEN_REGISTER_OP(rope_gptj)
     .lengths(kHeadDims)
     .kernelForLength(ropeFor("rope_gptj", RopeStyle::GPTJ, 1, DType::I64,
                              DType::F32));
+
+KGEN_REGISTER_OP(rope_neox_q)
+    .summary("rope_neox on q alone (no k)")
+    .dim("head_dim")
+    .lengths(kHeadDims)
+    .kernelForLength(ropeFor("rope_neox_q", RopeStyle::NeoX, 1, DType::I64,
+                             DType::F32, /*key=*/false));
+
+KGEN_REGISTER_OP(rope_gptj_q)
+    .summary("rope_gptj on q alone (no k)")
+    .dim("head_dim")
+    .lengths(kHeadDims)
+    .kernelForLength(ropeFor("rope_gptj_q", RopeStyle::GPTJ, 1, DType::I64,
+                             DType::F32, /*key=*/false));
 
 KGEN_REGISTER_OP(rope_neox_partial)
     .summary("rope_neox rotating the first head_dim / 2 elements of each "

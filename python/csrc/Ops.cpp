@@ -402,9 +402,14 @@ ropeHeads(const char *op, const Tensor &q, const Tensor &k) {
 }
 
 /// vLLM's rotary_embedding in place: positions [...] (the tokens of q and k),
-/// cos_sin_cache [max_pos, rot] with cos then sin halves.
+/// cos_sin_cache [max_pos, rot] with cos then sin halves. Without k (vLLM's
+/// key None) the op's `qOnly` kernel rotates q alone.
 void rope(const char *op, bool partial, const Tensor &positions,
-          const Tensor &q, const Tensor &k, const Tensor &cache) {
+          const Tensor &q, const std::optional<Tensor> &key,
+          const Tensor &cache, const char *qOnly = nullptr) {
+  TORCH_CHECK(key || qOnly, "kgen::", op, ": 'k' is required (rope_neox and "
+              "rope_gptj take None)");
+  const Tensor &k = key ? *key : q;
   auto [tokens, hq, hk, d] = ropeHeads(op, q, k);
   checkDtype(op, positions, "positions", partial ? at::kInt : at::kLong);
   TORCH_CHECK(positions.numel() == tokens, "kgen::", op, ": 'positions' has ",
@@ -416,7 +421,8 @@ void rope(const char *op, bool partial, const Tensor &positions,
               ": 'cos_sin_cache' must be [max_pos, ", rot, "], not ",
               cache.sizes());
   checkInPlace(op, q, "q", 2);
-  checkInPlace(op, k, "k", 2);
+  if (key)
+    checkInPlace(op, k, "k", 2);
   // On the host a gather past the cache is checked here; on the GPU it is
   // not (that would read the positions back and synchronize).
   if (positions.is_cpu() && positions.numel()) {
@@ -425,6 +431,16 @@ void rope(const char *op, bool partial, const Tensor &positions,
                 "kgen::", op, ": positions must lie in [0, ", cache.size(0),
                 "), the rows of 'cos_sin_cache'; they span [",
                 lo.item<int64_t>(), ", ", hi.item<int64_t>(), "]");
+  }
+  if (!key) {
+    Call(qOnly, q.scalar_type(), d, /*fixedLength=*/true)
+        .rows("q", q, 2)
+        .whole("positions", positions.contiguous())
+        .rows("cos_sin_cache", asRows(cache))
+        .dim("q_heads", hq)
+        .dim("max_pos", cache.size(0))
+        .run(tokens * hq);
+    return;
   }
   Call(op, q.scalar_type(), d, /*fixedLength=*/true)
       .rows("q", q, 2)
@@ -506,12 +522,18 @@ void impls(torch::Library &m) {
   m.impl("silu_and_mul_quant", &siluAndMulQuant);
   using RopeFn =
       void (*)(const Tensor &, const Tensor &, const Tensor &, const Tensor &);
-  m.impl("rope_neox",
-         RopeFn([](const Tensor &p, const Tensor &q, const Tensor &k,
-                   const Tensor &c) { rope("rope_neox", false, p, q, k, c); }));
-  m.impl("rope_gptj",
-         RopeFn([](const Tensor &p, const Tensor &q, const Tensor &k,
-                   const Tensor &c) { rope("rope_gptj", false, p, q, k, c); }));
+  using RopeQFn = void (*)(const Tensor &, const Tensor &,
+                           const std::optional<Tensor> &, const Tensor &);
+  m.impl("rope_neox", RopeQFn([](const Tensor &p, const Tensor &q,
+                                 const std::optional<Tensor> &k,
+                                 const Tensor &c) {
+           rope("rope_neox", false, p, q, k, c, "rope_neox_q");
+         }));
+  m.impl("rope_gptj", RopeQFn([](const Tensor &p, const Tensor &q,
+                                 const std::optional<Tensor> &k,
+                                 const Tensor &c) {
+           rope("rope_gptj", false, p, q, k, c, "rope_gptj_q");
+         }));
   m.impl("rope_neox_partial", RopeFn([](const Tensor &p, const Tensor &q,
                                         const Tensor &k, const Tensor &c) {
            rope("rope_neox_partial", true, p, q, k, c);
@@ -568,9 +590,9 @@ TORCH_LIBRARY(kgen, m) {
            "swigluoai_and_mul(Tensor x, float alpha=1.702, float limit=7.0) "
            "-> Tensor",
            "silu_and_mul_quant(Tensor x, float scale) -> Tensor",
-           "rope_neox(Tensor positions, Tensor(a!) q, Tensor(b!) k, "
+           "rope_neox(Tensor positions, Tensor(a!) q, Tensor(b!)? k, "
            "Tensor cos_sin_cache) -> ()",
-           "rope_gptj(Tensor positions, Tensor(a!) q, Tensor(b!) k, "
+           "rope_gptj(Tensor positions, Tensor(a!) q, Tensor(b!)? k, "
            "Tensor cos_sin_cache) -> ()",
            "rope_neox_partial(Tensor positions, Tensor(a!) q, Tensor(b!) k, "
            "Tensor cos_sin_cache) -> ()",

@@ -171,12 +171,13 @@ def silu_and_mul_quant(x, scale):
 
 def rope_neox(positions, q, k, cos_sin_cache):
     """vLLM's rotary_embedding (NeoX halves), in place on q [..., Hq, D] and
-    k [..., Hk, D]; positions int64 per token; cos_sin_cache f32 [P, D]."""
+    k [..., Hk, D] (or q alone, k None); positions int64 per token;
+    cos_sin_cache f32 [P, D]."""
     _ops.rope_neox(positions, q, k, cos_sin_cache)
 
 
 def rope_gptj(positions, q, k, cos_sin_cache):
-    """rope_neox with GPT-J's interleaved pairs."""
+    """rope_neox with GPT-J's interleaved pairs (k may be None too)."""
     _ops.rope_gptj(positions, q, k, cos_sin_cache)
 
 

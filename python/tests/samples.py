@@ -103,7 +103,7 @@ def ref_rope_neox(positions, q, k, cache, gptj=False):
     cs = cache[positions.flatten().long()].float()
     cos, sin = cs[:, : rot // 2], cs[:, rot // 2:]
     outs = []
-    for x in (q, k):
+    for x in (q, k) if k is not None else (q,):  # k None: q alone
         xf = x.float().reshape(-1, x.shape[-2], x.shape[-1]).clone()
         r = xf[..., :rot]
         if gptj:
@@ -195,6 +195,8 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
          .to(F8)),
         ("rope_neox", (pos64, q.clone(), k.clone(), cache), None),
         ("rope_gptj", (pos64, q.clone(), k.clone(), cache), None),
+        ("rope_neox", (pos64, q.clone(), None, cache), None),
+        ("rope_gptj", (pos64, q.clone(), None, cache), None),
         ("rope_neox_partial", (pos64.int(), q.clone(), k.clone(), half), None),
         ("rope_gptj_partial", (pos64.int(), q.clone(), k.clone(), half), None),
         ("rope_hf", (q, k, cos, sin), ref_rope_hf),

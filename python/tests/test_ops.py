@@ -37,10 +37,10 @@ def test_every_bundled_op_has_a_torch_op():
                             check=True).stdout.split("\n")
     bundled = {line.split()[0] for line in listed if line.strip()}
     # layernorm_nobias is layernorm with bias=None; NAME_f32w is NAME with an
-    # f32 weight.
-    f32w = {n for n in bundled if n.endswith("_f32w")}
-    assert {n[:-len("_f32w")] for n in f32w} <= bundled
-    assert bundled - {"layernorm_nobias"} - f32w == _torch_ops()
+    # f32 weight, NAME_q NAME with k None.
+    forms = {n for n in bundled if n.endswith(("_f32w", "_q"))}
+    assert {n.rsplit("_", 1)[0] for n in forms} <= bundled
+    assert bundled - {"layernorm_nobias"} - forms == _torch_ops()
 
 
 def test_every_bundled_op_has_embedded_kernels():

@@ -38,6 +38,7 @@
 
 #include <chrono>
 #include <climits>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -181,21 +182,29 @@ Case ropeCase(const Kernel &k, bool hf, int64_t T, int64_t hq, int64_t hk,
   DType dt = k.tensors[tensorIndex(k, "q")].dtype;
   int64_t D = k.tensors[tensorIndex(k, "q")].map.subLength.constant;
   int64_t off = lay == Lay::Misaligned;
-  c.dims = {{"q_heads", hq}, {"k_heads", hk}};
-  c.rows = T * (hq + hk);
+  // The q-only forms (rope_*_q) rotate q of the same fused row; its k part
+  // stays poison and must stay so.
+  bool key = std::any_of(k.tensors.begin(), k.tensors.end(),
+                         [](const TensorDecl &t) { return t.name == "k"; });
+  c.dims = {{"q_heads", hq}};
+  if (key)
+    c.dims["k_heads"] = hk;
+  c.rows = T * (hq + (key ? hk : 0));
   for (const char *suffix : {"", "_out"}) {
     std::string q = std::string("q") + suffix, k2 = std::string("k") + suffix;
     if (*suffix && !hf)
       break;
     if (lay == Lay::Contiguous) {
       place(k, c, q, -1, 0, T, hq * D, hq * D, false, rng);
-      place(k, c, k2, -1, 0, T, hk * D, hk * D, false, rng);
+      if (key)
+        place(k, c, k2, -1, 0, T, hk * D, hk * D, false, rng);
       continue;
     }
     int64_t w = *suffix ? (hq + hk) * D + pad16(dt) : (hq + 2 * hk) * D;
     int b = addBuf(c, *suffix ? "qk_out" : "qkv", dt, off + T * w);
     place(k, c, q, b, off, T, hq * D, w, true, rng);
-    place(k, c, k2, b, off + hq * D, T, hk * D, w, true, rng);
+    if (key)
+      place(k, c, k2, b, off + hq * D, T, hk * D, w, true, rng);
   }
   if (hf) {
     for (const char *n : {"cos", "sin"})
