@@ -74,42 +74,33 @@ constexpr int64_t kExactLengths[] = {2048, 4096, 8192, 16384};
 constexpr int64_t kHeldChunks[] = {2, 4, 8};
 // Threads up to which a held variant runs as fast as an exact-length one.
 constexpr int64_t kHeldThreadsAsGood = 256;
-// Rows from which a `_vec_rows` variant is launched: on an H200 (bf16,
-// hidden 2048 to 8192) it ran 7 norm ops at 16384 and 65536 rows at 76-100%
-// of memcpy against 67-98% (rmsnorm and softmax at 4096 lost 1-2 points).
+// Rows from which a `_vec_rows` variant (several rows a block) is launched:
+// it won on 16384 rows and more and lost a little at 4096
+// (bench/results/variant-thresholds.md).
 constexpr int64_t kManyRows = 8192;
 // Rows from which `_vec_warp` is launched (see where it is made).
 constexpr int64_t kWarpMinRows = 4096;
 
 // A `_vec_cluster` variant is launched on at most a row's chunks / 64 rows,
-// and only rows of at least 256 chunks get one. On an H200 (bf16, steady
-// state), one-level norms on a cluster against `_vec`: 1 row of 2048 1.50
-// -> 1.32 us, but 16 rows 1.53 -> 1.60; 16 rows of 4096 1.74 -> 1.70, 32
-// rows 1.79 -> 1.82; 32 rows of 8192 2.05 -> 2.01 and of 16384 2.63 ->
-// 2.44 (fused_add_rmsnorm: 3.31 -> 2.48).
+// and only rows of at least 256 chunks get one: a cluster shortens a long
+// row's latency, and loses once the rows fill the GPU anyway
+// (bench/results/variant-thresholds.md).
 constexpr int64_t kChunksPerFewRow = 64;
 constexpr int64_t kClusterMinChunks = 256;
-// softmax's online sum (kgen-online-softmax) merges by exponentials: on an
-// H200 its cluster variant lost on short rows and on the most rows (1 row
-// of 2048 1.38 -> 1.49 us, of 4096 1.61 -> 1.73; 32 rows of 16384 2.99 ->
-// 3.22) and won from 8192 (1 row 2.02 -> 1.83, of 16384 2.54 -> 2.02; 16
-// rows of 16384 2.87 -> 2.64): rows of at least 1024 chunks, at most a
-// row's chunks / 128 rows.
+// softmax's online sum (kgen-online-softmax) merges by exponentials, dearer
+// than a sum: its cluster variant takes rows of at least 1024 chunks, at
+// most a row's chunks / 128 rows (bench/results/variant-thresholds.md).
 constexpr int64_t kExpSumChunksPerFewRow = 128;
 constexpr int64_t kExpSumClusterMinChunks = 1024;
-// layernorm's `_vec` reduces in two levels (the mean, then the squared
-// deviations), its cluster variant in one (kgen-one-pass-variance): on an
-// H200 the cluster took over at up to a row's chunks / 32 rows (32 rows of
-// 8192 2.09 -> 1.89 us, 16 of 4096 1.52 -> 1.46), at most 32 rows (8-block
-// clusters: 256 blocks, the most that prefetch; 64 rows of 16384 took 6.5%
-// longer).
+// layernorm's `_vec` reduces in two levels, its cluster variant in one
+// (kgen-one-pass-variance), so the cluster wins on more rows: up to a row's
+// chunks / 32, at most 32 (256 blocks of 8-block clusters, the most that
+// prefetch; bench/results/variant-thresholds.md).
 constexpr int64_t kTwoLevelChunksPerFewRow = 32;
 constexpr int64_t kTwoLevelMaxFewRows = 32;
 // Reductions that stay nested in the cluster variant (rmsnorm_quant_dynamic:
-// the row's amax after its rms) take two cluster barriers. On an H200 (bf16
-// 16384, steady state) its cluster variant took 2.34 -> 2.10 us on 1 row and
-// 2.36 -> 2.18 on 8, but 2.49 -> 2.87 on 32, and lost on rows of 8192 (1
-// row 1.59 -> 1.89).
+// the row's amax after its rms) take two cluster barriers, which only long
+// rows on few rows repay (bench/results/variant-thresholds.md).
 constexpr int64_t kNestedClusterMinChunks = 2048;
 constexpr int64_t kNestedMaxFewRows = 8;
 
@@ -152,15 +143,9 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
         // Rows longer than `_vec_hold1` takes, up to a warp's
         // kWarpRowChunks chunks a lane, on many rows: a warp a row, several
         // rows a block. `_vec_hold2` and `_vec_hold4` take one row a block
-        // of one or two warps: on an H200, 65536 bf16 rows of 528 to 1024
-        // (rmsnorm, layernorm, softmax) took 80-81 us, the rate the GPU
-        // starts blocks, and `_vec_warp` 37-66 us (the specialized kernels
-        // 35-65). On few rows it lost: rmsnorm and layernorm rows of 768 and
-        // 1024 at 1 to 512 rows took 0.1-0.3 us longer (the masked chunks'
-        // weight loads waited on the first ones' stores), rows of 768 at
-        // 4096 about the same. A single late load now goes first
-        // (kgen-lower-to-gpu); from 1 row `_vec_warp` was measured only with
-        // every late load first (RESULTS), so few rows keep the others.
+        // of one or two warps, which on many short rows runs at the rate the
+        // GPU starts blocks; on few rows `_vec_warp` lost, so it starts at
+        // kWarpMinRows (bench/results/variant-thresholds.md).
         if (holdWarp) {
           auto warp = cast<KernelOp>(b.clone(*k));
           warp.setSymName((name + "_vec_warp").str());
@@ -176,9 +161,8 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
         }
         // Before the others: the runtime takes the first variant that fits.
         for (int64_t n : kExactLengths) {
-          // The held variants do as well where they take at most 256
-          // threads (within 2% on an H200; the one loss, 54% of memcpy
-          // against 87%, was at 512 threads x 4 chunks).
+          // The held variants do as well where they take at most
+          // kHeldThreadsAsGood threads (bench/results/variant-thresholds.md).
           if (!held.empty() && n <= kHeldThreadsAsGood * vec * held.back())
             continue;
           auto exact = cast<KernelOp>(b.clone(*k));
@@ -218,12 +202,9 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
                          !k.getBody().getOps<ReduceOp>().empty();
       int64_t nvec = length ? *length / chunkVector(k) : 0;
       // Kernels whose reductions nest get a cluster variant only for rows
-      // of at least kNestedClusterMinChunks: a second cluster barrier lost
-      // on an H200 on shorter rows (layernorm, softmax and
-      // rmsnorm_quant_dynamic, bf16 2048 to 8192 at 1 to 32 rows: 0.05 to
-      // 0.7 us slower than `_vec`). layernorm's variance and softmax's sum
-      // count as one level: kgen-one-pass-variance and kgen-online-softmax
-      // make them one in this variant.
+      // of at least kNestedClusterMinChunks (a second cluster barrier). The
+      // variance and softmax's sum count as one level: kgen-one-pass-variance
+      // and kgen-online-softmax make them one in this variant.
       bool expSum = llvm::any_of(k.getBody().getOps<ReduceOp>(),
                                  [](ReduceOp r) { return expSumInput(r); });
       bool nested = hasNestedReduction(k, /*onePass=*/true);

@@ -11,11 +11,9 @@
 // Only the variants for few rows (`_vec_cluster`, kgen.max_rows) take it:
 // there the row's latency is the cost, and a second cluster barrier lost
 // (the reason MakeVariants gives nested kernels no such variant, counting
-// this variance as one level). On an H200, bf16 layernorm on one row went
-// from 1.9-3.3 us to 1.5-1.9; on many rows (`_vec`, where another block
-// hides the barrier) the merges' arithmetic lost 1 to 2.5 points of memcpy,
-// and 7.5 for adaln over 1152 channels (32 threads a row: no barrier to
-// save).
+// this variance as one level). On many rows another block hides the
+// barrier, and the merges' arithmetic cost more than it saved
+// (bench/results/variant-thresholds.md).
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Transforms/Passes.h"
