@@ -30,32 +30,19 @@ constexpr int64_t kTargetChunksElementwise = 1;
 // splits kTargetChunks between them, on rows of at least this many chunks
 // (shorter ones were not measured) whose chunks a power of two of threads,
 // at most kMaxThreadsPerRow, splits exactly (a masked last chunk counts:
-// 4095). On an H200 (steady state, 32 to 65536 rows) against 4 chunks a
-// thread: bf16 4096 on 256 x 2 took 0.79x the time on 512 rows (4.88 ->
-// 3.85 us) and 0.986-0.991x elsewhere, bf16 2048 and f32 1024 on 128 x 2
-// 0.94-0.998x. Not where the split is uneven: 3072 on 192 x 2 took 1.07x
-// on 512 rows. rmsnorm_quant_dynamic, which holds one row and the weight,
-// lost 15-21% on 256 x 2 from 4096 rows of 4096.
+// 4095); an uneven split, or one held row and a weight, lost
+// (bench/results/schedule-thresholds.md).
 constexpr int64_t kSplitTargetMinChunks = 256;
 // Threads per block the row groups of kernels with reductions are packed
 // into.
 constexpr int64_t kTargetBlock = ::kgen::launch::kRowsBlock;
 // Kernels without reductions take blocks of 128: a block's threads leave
 // the SM together, so smaller blocks free their slots sooner for the next
-// rows. On an H200 (bf16; rope on q of 32 heads and k of 8, f32 cache) rope
-// at 4096 / 16384 tokens went from 80.6-90.7 / 91.2-93.4% of memcpy on 256
-// threads to 81.3-91.8 / 92.6-94.6% (head_dim 64 to 256), silu_and_mul
-// 512 x 11008 from 85.0 to 87.7%. Doubling the blocks has a price: rope
-// head_dim 64 on 512 tokens took 4.7-6.3% longer. Blocks of 64 lost widely
-// (head_dim 128 and 256: 80-82%): blocks of 64 threads or fewer ran at
-// about 820 a microsecond whatever their occupancy.
+// rows; blocks of 64 or fewer are limited by the rate blocks start
+// (bench/results/schedule-thresholds.md).
 constexpr int64_t kElementwiseBlock = 128;
 // A variant for many rows takes one row per block and at most this many
-// threads per row (up to 8 chunks each). On an H200 (bf16, 16384 and 65536
-// rows): layernorm 2048 (64 threads) went from 79-91% of memcpy on 4 rows a
-// block to 86-97% on 1, rmsnorm_quant_dynamic 8192 from 80-84% on 256
-// threads x 4 chunks to 87-92% on 128 x 8, adaln 3072 (x 8 x 4096) from 85%
-// to 92% on 1 row a block.
+// threads per row (up to 8 chunks each) (bench/results/schedule-thresholds.md).
 constexpr int64_t kManyRowsThreads = 128;
 // The launch's rows a block (kgen::launch, shared with the runtime).
 constexpr int64_t kLaunchBlock = ::kgen::launch::kMinBlockThreads;
@@ -67,37 +54,26 @@ constexpr int64_t kLaunchBlockChunks = ::kgen::launch::kMinBlockChunks;
 constexpr int64_t kDynamicThreads = 256;
 // The most threads a block of re-read rows chosen at launch may take (see
 // kgen::rt::launchedRowsBlock, which gives rows of 128 bf16 elements 16
-// threads, 16 rows a block): a row of 65536 bf16 elements ran at 52-66% of
-// memcpy on 256 threads, 71-86% on 1024 (H200, rmsnorm).
+// threads, 16 rows a block): long re-read rows want more threads
+// (bench/results/schedule-thresholds.md).
 constexpr int64_t kMaxLaunchThreads = 1024;
-// At most this many threads per row: measured on an H200 (bench/sweep.sh,
-// bf16, 16384 rows), 256 beats 512 and 1024 for every norm at 4096 to 16384
-// (rmsnorm 16384: 96.9% of memcpy at 256, 74% at 512, 68% at 1024): more rows
-// in flight per SM matter more than fewer chunks per thread.
+// At most this many threads per row: more rows in flight per SM matter more
+// than fewer chunks per thread (bench/results/schedule-thresholds.md).
 constexpr int64_t kMaxThreadsPerRow = 256;
 // ...except a row that reduces on fewer than kManyRows rows, which takes up
 // to this many threads (whole warps) before each holds more than
-// kTargetChunks: on an H200 (bf16 16384, steady state) 512 x 4 against 256 x
-// 8 took 4-8% less time at 512 rows (fused_add_rmsnorm 19.7 -> 18.1 us,
-// rmsnorm 11.2 -> 10.3) and 0.5-1.7% less at 4096 (gemma_rmsnorm 96.6 ->
-// 98.2% of memcpy): half the registers a thread, twice the warps an SM for
-// the same bytes in flight. Over 12288 to 16384, 35 of 36 shapes of 512 to
-// 4096 rows gained (layernorm 4096 x 14336 took 2.2% longer). At 16384 rows
-// it was even (layernorm 1.3% slower, the others 0.5% faster), and
-// `_vec_rows` keeps 256 threads there (layernorm 14336 lost 5% without).
-// Not softmax (its `_vec` max, then sum of exponentials: 32 and 512 rows of
-// 16384 took 7-12% longer) nor rows stored narrower than loaded
-// (rmsnorm_quant: 2048 and 4096 rows of 16384 took 3-14% longer), nor
-// rows that also read rows chosen by another index (adaln_rmsnorm bf16 16384
-// spilled 8 bytes on sm_80 at 512 x 4; never timed).
+// kTargetChunks: half the registers a thread, twice the warps an SM for the
+// same bytes in flight. Not softmax (its max, then sum of exponentials),
+// rows stored narrower than loaded (rmsnorm_quant), nor rows that also read
+// rows chosen by another index (adaln_rmsnorm spilled)
+// (bench/results/schedule-thresholds.md).
 constexpr int64_t kWideRowThreads = 512;
 // The most threads a row held over threads chosen at launch may take: a
 // block of 512 leaves each thread the 128 registers its chunks need.
 constexpr int64_t kMaxHeldThreads = 512;
 // The most chunks a thread holds of each row load. Past it the kernel gets
-// every register the block leaves, one block an SM: on an H200 (bf16, 16384
-// rows, hidden 32768) rmsnorm ran at 75% of memcpy on 256 threads x 16
-// chunks, 96% on 512 x 8 (layernorm, the exception: 85% against 81%).
+// every register the block leaves, one block an SM, which ran slower than
+// more threads of 8 chunks (bench/results/schedule-thresholds.md).
 constexpr int64_t kMaxHeldChunks = 8;
 // Chunks each block of a cluster aims to take of its row: one per thread of
 // 128, so that few rows spread their loads over many SMs (2 to 8 blocks a
@@ -135,10 +111,10 @@ std::tuple<int64_t, int64_t, int64_t> tileRow(int64_t nvec, int64_t target,
 
 /// For a row that reduces, held in registers: `tpr` threads of `c` chunks
 /// may leave chunk slots idle (hidden 11008: 256 x 6 slots for 1376 chunks,
-/// 10% idle, 83% of memcpy on an H100; 3584: 128 x 4 for 448, 12% idle,
-/// 82%). Whole warps of up to 8 chunks that leave fewer idle (352 x 4: 2.3%,
-/// 99%; 224 x 2: none, 95%) are taken instead: the fewest idle slots, then
-/// at most `most` threads, then chunks nearest the target.
+/// 10%). Whole warps of up to 8 chunks that leave fewer idle (352 x 4:
+/// 2.3%) are taken instead: the fewest idle slots, then at most `most`
+/// threads, then chunks nearest the target
+/// (bench/results/schedule-thresholds.md).
 /// Returns (tpr, c), or nothing when no candidate leaves fewer idle.
 std::optional<std::pair<int64_t, int64_t>>
 evenRow(int64_t nvec, int64_t tpr, int64_t target, int64_t most) {
