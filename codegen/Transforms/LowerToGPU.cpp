@@ -153,8 +153,8 @@ Value RowLowering::groupRow(GroupOp g) {
 /// Whether a kgen.group's pointer can wait until the held row's loads are
 /// issued (emitLateRowMaps): only row loads the held row does not hold read
 /// it. Its division (a 64-bit one: a branch and a call in SASS) came before
-/// those loads, and ptxas does not move a load above a branch: on an H200,
-/// adaln's first load came 45 instructions later than layernorm's.
+/// those loads, and ptxas does not move a load above a branch
+/// (bench/results/lowering-decisions.md).
 bool RowLowering::isLateRowMap(GroupOp g, const llvm::SetVector<LoadOp> &held) {
   return llvm::all_of(g.getResult().getUsers(), [&](Operation *user) {
     auto l = dyn_cast<LoadOp>(user);
@@ -394,16 +394,10 @@ void RowLowering::emitScalarStores() {
 /// two blocks an SM left memory idle. It keeps 768 threads an SM (80
 /// registers: three blocks of 256, six of 128) and re-widens its held bf16
 /// values after each reduction (rewiden) so that they fit without spills.
-/// On an H200, % of memcpy at 4096 and 16384 rows of 16384:
-/// rmsnorm_quant_dynamic from 83 and 87 to 94 and 95, rmsnorm_quant_static
-/// from 88 and 91 to 95 and 101, softmax from 92 and 96 to 95 and 98; at
-/// 16384 rows of 8192, rmsnorm_quant_static from 96 to 100 and _dynamic
-/// from 90 to 99. The cap forced on every kernel cost rmsnorm and
-/// gemma_rmsnorm (one level, same dtype) up to 1.7 points, layernorm at 8192
-/// 2.2. One held input row and at most one row loaded after the reductions:
-/// more (fused_add_rmsnorm's residual, layernorm's bias, adaln's rows)
-/// spilled. Blocks of more than 256 threads keep one block an SM under the
-/// cap as without it (bf16 32768 on 512 threads spilled 4 bytes at 80).
+/// Only such kernels: the cap cost the one-level norms. One held input row
+/// and at most one row loaded after the reductions (more spilled); blocks
+/// of more than 256 threads keep one block an SM as without it
+/// (bench/results/lowering-decisions.md).
 static bool keepsThreeBlocks(KernelOp k, ScheduleAttr s) {
   if (s.getChunks() != 8 || s.getReread() || s.getLaunchThreads() ||
       s.getThreadsPerRow() * s.getRowsPerBlock() > 256)
@@ -510,25 +504,16 @@ void RowLowering::prefetchLines(LoadOp l, int64_t count) {
 
 /// The lines this thread's chunks will load, into L2 before the first memory
 /// access: kgen-grid-dependency puts its wait after these, so that a kernel
-/// launched behind another fetches them while that one runs. On an H200
-/// (bf16, back-to-back calls) 1 to 128 rows took 3-35% less (e.g. rmsnorm
-/// 1 x 4096 1.53 -> 1.25 us, layernorm 32 x 8192 2.78 -> 2.10), grids of
-/// 129 to 256 blocks 11-18%. In a larger grid only its first
-/// kPrefetchBlocks blocks prefetch: they are the ones placed while the grid
-/// ahead drains. That took 512 to 4096 rows 2-21% less (rmsnorm 512 x 4096
-/// 3.69 -> 2.92 us, layernorm 1024 x 8192 11.62 -> 9.58; every block of
-/// 4096 rows prefetching lost up to 4.6%, silu_and_mul x 11008). A kernel
-/// that writes a row it loads (fused_add_rmsnorm, rope) keeps to grids of
-/// at most kPrefetchBlocks: fused_add_rmsnorm lost 5-7% at 512 rows of 4096
-/// and 8192 (bench/RESULTS.md); so do the kernels prefetchFirstBlocks names.
-/// A vector every row reads (a weight) is prefetched by row 0's threads
-/// only: a prefetch goes to L2 each time, where the weight's loads hit L1;
-/// every row prefetching its weight, layernorm 4096 x 2048 took 10.8 -> 17.0
-/// us. A gathered row is not prefetched (its address needs the index, a
-/// load); the rest of the kernel is: rope (32 + 8 heads of 128) on 1 to 64
-/// tokens took 13-19% less (neox 1 token 1.33 -> 1.08 us, 32: 1.86 -> 1.51).
-/// Rows of 8 chunks a thread (prefetchLines): bf16 12288 and 16384 at 1 to
-/// 128 rows took 11-25% less (rmsnorm_quant_dynamic 1 row 2.96 -> 2.34 us).
+/// launched behind another fetches them while that one runs. In a larger
+/// grid only its first kPrefetchBlocks blocks prefetch: they are the ones
+/// placed while the grid ahead drains. A kernel that writes a row it loads
+/// (fused_add_rmsnorm, rope) keeps to grids of at most kPrefetchBlocks; so
+/// do the kernels prefetchFirstBlocks names. A vector every row reads (a
+/// weight) is prefetched by row 0's threads only: a prefetch goes to L2
+/// each time, where the weight's loads hit L1. A gathered row is not
+/// prefetched (its address needs the index, a load); the rest of the kernel
+/// is, rows of 8 chunks a thread included (prefetchLines)
+/// (bench/results/lowering-decisions.md).
 void RowLowering::emitPrefetches(MutableArrayRef<Chunk> chunks) {
   auto perRow = [](Value source) {
     return isa<RowsType>(source.getType()) &&
@@ -541,8 +526,8 @@ void RowLowering::emitPrefetches(MutableArrayRef<Chunk> chunks) {
       (perRow(l.getSource()) ? rowLoads : shared).push_back(l);
   auto count = static_cast<int64_t>(chunks.size());
   bool lines = count > kPrefetchChunks;
-  // Two rows of 8 chunks a thread (fused_add_rmsnorm's x and residual,
-  // 16384) took 5-19% longer prefetched at 128 and 256 rows.
+  // Not two rows of 8 chunks a thread (fused_add_rmsnorm's x and residual):
+  // they lost (bench/results/lowering-decisions.md).
   if (lines && rowLoads.size() > 1)
     return;
   // Which blocks prefetch (see above): the first kPrefetchBlocks of the
@@ -593,21 +578,13 @@ void RowLowering::emitPrefetches(MutableArrayRef<Chunk> chunks) {
 /// The lines of the row kPrefetchAheadBytes of row inputs ahead, into L2
 /// once this row's loads are issued: by the time its block starts, a later
 /// block finds that row in L2, and the memory keeps busy while blocks
-/// reduce. On an H200 (bf16, steady state) 2048 to 65536 rows of the norms
-/// took up to 5% less (a few of 2048 rows up to 1.5% more) and reached
-/// 97-101% of memcpy (rmsnorm 16384 x 4096 66.3 -> 63.7 us, layernorm 4096
-/// x 16384 70.7 -> 67.3, adaln 8 x 4096 x 3072 103.1 -> 97.8). 4 and 8 MiB
-/// ahead did about as well; 10 MiB lost on 2 of 30 shapes (up to 2.5%), 12
-/// MiB up to 8.7% and about 16 MiB up to 26%: the prefetched lines no
-/// longer stay in L2.
+/// reduce. Much further ahead the prefetched lines no longer stay in L2.
 /// With `prefetchAhead` (measured on sm_90), not in a cluster's few rows,
-/// and only where the row reduces: the element-wise kernels (silu_and_mul,
-/// gelu_tanh_and_mul) already reach 100-103% of memcpy and in the suite
-/// with it they ran 0.98-0.99x torch.compile at 4096 to 65536 rows.
-/// Not in grids of at most kPrefetchAheadMinRows rows: those rows are
-/// mostly resident at once, loading their own (512 rows: up to 7% slower).
-/// Not where a stored row is narrower than the loaded one (fp8 outputs):
-/// rmsnorm_quant_static and _dynamic lost up to 4.7%.
+/// and only where the row reduces: the element-wise kernels already reach
+/// memcpy's rate without it. Not in grids of at most kPrefetchAheadMinRows
+/// rows: those rows are mostly resident at once, loading their own. Not
+/// where a stored row is narrower than the loaded one (fp8 outputs), which
+/// lost (bench/results/lowering-decisions.md).
 void RowLowering::emitPrefetchAhead(int64_t count) {
   if (!prefetchAhead || sched.getCluster() || reduces.empty() ||
       storesNarrowerRow(kernel))
@@ -747,12 +724,9 @@ void RowLowering::emitInRegisters(int64_t count) {
       // A masked chunk's late load (the weight) goes before the first
       // store. Left where its value is used, instcombine sinks it into the
       // chunk's store branch, and it is issued only once the other chunks'
-      // weights have come and their stores gone: on an H200 (bf16, 1 and
-      // 32 rows of 528 to 7168) the one-level norms took 0.16-0.46 us less;
-      // fused_add_rmsnorm on 512 rows of 2048 lost (2.83 -> 3.66 us, see
-      // RESULTS). Two late loads (layernorm's weight and bias, adaln's
-      // scale and shift) raised the registers past a block an SM (layernorm
-      // 32768 x 7168: 78 -> 87, 258 -> 351 us): those stay.
+      // weights have come and their stores gone. Two late loads (layernorm's
+      // weight and bias, adaln's scale and shift) raised the registers past
+      // a block an SM: those stay (bench/results/lowering-decisions.md).
       llvm::SetVector<LoadOp> late = lateLoads(only);
       if (late.size() == 1)
         for (Chunk &c : chunks)
@@ -857,11 +831,9 @@ SmallVector<Value> RowLowering::chunkLoop(
 /// (every thread's chunk in the row) without masks, then the step that
 /// crosses the end of the row, masked (none when the length is a known
 /// multiple of the step); else one loop, masked unless the length is a known
-/// multiple of the step. On eight dynamic shapes on an H100 (16384 rows,
-/// hidden 3584 to 14336), masking every trip gave 52-88% of memcpy (geomean
-/// 72%), the split 59-94% (geomean 79%; only rmsnorm at 3584 lost, 84 ->
-/// 77%); unrolling the whole steps 2 or 4 times did no better overall (their
-/// registers cost short rows occupancy).
+/// multiple of the step. Masking every trip was slower; unrolling the whole
+/// steps did no better overall (their registers cost short rows occupancy)
+/// (bench/results/lowering-decisions.md).
 SmallVector<Value> RowLowering::rowLoop(
     bool split, ValueRange inits, ArrayRef<LoadOp> preload,
     function_ref<SmallVector<Value>(Chunk &, ValueRange)> body) {
@@ -869,8 +841,7 @@ SmallVector<Value> RowLowering::rowLoop(
   bool launched = launchedRows();
   bool exact = !launched && staticLength && *staticLength % (tpr * vec) == 0;
   // Threads chosen at launch step by what was launched, a power of two:
-  // shifts, not divisions (H200, bf16, 65536 rows of 128: rmsnorm 15.4 ->
-  // 14.4 us).
+  // shifts, not divisions (bench/results/lowering-decisions.md).
   Value shift, perStep = cIndex(tpr * vec);
   if (launched) {
     Value t32 = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), threads);
@@ -1032,15 +1003,10 @@ constexpr int64_t kMinResidentThreads = 512;
 constexpr int64_t kRereadResidentThreads = 768;
 // Blocks of at least kWideBlock threads whose rows take at most kFewChunks
 // chunks a thread keep kWideBlockResidentThreads per SM: an SM holds whole
-// blocks, and 65 to 85 registers leave 3 of 256 threads where 64 leave 4.
-// On an H200 (bf16 8192 over 256 threads x 4 chunks, 512 and 4096 rows,
-// 68-80 -> 64 registers) fused_add_rmsnorm, layernorm and both
-// rmsnorm_quant ran 1-18% faster. Smaller blocks: 7168 over 224 threads
-// gained as much but spilled on sm_80 (layernorm bf16), 5120 over 160 lost
-// up to 13% on 512 rows, and with blocks of 64 and 128 threads (2048,
-// 4096) layernorm lost up to 4% (ptxas recomputes more). Where the row
-// needs more, it gets what its loaded words need besides
-// kRegistersBesideRow (ptxas keeps the converted values when it can).
+// blocks, and 65 to 85 registers leave 3 of 256 threads where 64 leave 4;
+// smaller blocks spilled or lost. Where the row needs more, it gets what
+// its loaded words need besides kRegistersBesideRow (ptxas keeps the
+// converted values when it can) (bench/results/lowering-decisions.md).
 constexpr int64_t kWideBlock = 256;
 constexpr int64_t kFewChunks = 4;
 constexpr int64_t kWideBlockResidentThreads = 1024;
@@ -1052,10 +1018,8 @@ constexpr int64_t kBusyResidentThreads = 768;
 // rows hold two loads, as rmsnorm_quant_dynamic and fused_add_rmsnorm), in
 // its blocks of more than 256 threads (`_vec_hold4_wide`, kgen-make-
 // variants), keeps two blocks of up to kWidestHeldThreads an SM (72
-// registers). On an H100 (bf16 14336, 448 threads) rmsnorm_quant_dynamic's
-// 74 registers kept one, 1.45-1.49x the time of the specialized kernel from
-// 4096 rows; with 72, 0.99-1.01x. Blocks of 128 and 256 threads lost up to
-// 30% with 72 (fused_add_rmsnorm 512 x 4096), hence the split.
+// registers). Narrower blocks lost under that cap, hence the split
+// (bench/results/lowering-decisions.md).
 constexpr int64_t kWidestHeldThreads = 448;
 
 struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
@@ -1082,7 +1046,7 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
   /// full occupancy and spills (64 registers at 256 threads on sm_86), while
   /// these kernels want their row in registers. Left free, it takes what the
   /// block leaves and may keep one block per SM (layernorm, bf16 16384: 130
-  /// registers, so 8 warps an SM, 62% of memcpy): at most the registers that
+  /// registers, so 8 warps an SM): at most the registers that
   /// keep kMinResidentThreads per SM, when the row a thread holds is
   /// vectorized, at most 8 chunks per load and at most half of them; else
   /// all. Rows re-read, busy rows and rows of few chunks in wide blocks
@@ -1116,12 +1080,10 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
     if (vectorized && !held.empty() && !s.getLaunchThreads() &&
         launched >= kWideBlock && s.getChunks() <= kFewChunks) {
       // The row's words as loaded, and the rest of the kernel's registers.
-      // With lateRowRegisters, some rows loaded after the reductions count
-      // too: at 64 registers sm_100's ptxas spilled 8 bytes on adaln bf16
-      // 8192 (rows chosen per group of rows: scale and shift, row / N) and
-      // 4 to 12 on a cluster's blocks of 65536 (fused_add_rmsnorm and
-      // layernorm: every row). On an H200 the 72 registers that gives cost
-      // adaln 1 x 4096 x 8192 36.0 -> 39.2 us.
+      // With lateRowRegisters, rows loaded after the reductions count too
+      // where sm_100's ptxas spilled without (rows chosen per group of rows,
+      // and every row in a cluster); elsewhere that cost time
+      // (bench/results/lowering-decisions.md).
       auto counts = [&](LoadOp l) {
         if (held.contains(l))
           return true;
