@@ -319,16 +319,13 @@ private:
 
   /// Among the launch_threads variants from `first` on that fit, the one of
   /// one chunk a thread (rows of up to kMaxOneChunkThreads chunks share
-  /// blocks; the others take one row a block, which on an H200 ran 65536
-  /// bf16 rows of 256 and 512 at 20% and 40% of memcpy), else the one
-  /// whose threads leave the fewest chunk slots idle, then the fewest
-  /// threads past 256 (more rows per SM; past 128 from 8192 rows, as the
-  /// specialized kernels' `_vec_rows`: there 512 x 4 held layernorm's bf16
-  /// 16384 row at 79 registers, one block an SM, 1.26x the time of
-  /// `_vec_rows`' 256 x 8 on an H200; 256 x 8 held, measured on an H100
-  /// only, ran within 2% of either), then nearest 4 chunks a thread (what
-  /// the specialized kernels hold), then the first listed (`_vec_hold4`
-  /// before `_vec_hold4_wide`).
+  /// blocks; the others take one row a block, slow on many short rows),
+  /// else the one whose threads leave the fewest chunk slots idle, then the
+  /// fewest threads past 256 (more rows per SM; past 128 from 8192 rows, as
+  /// the specialized kernels' `_vec_rows`), then nearest 4 chunks a thread
+  /// (what the specialized kernels hold), then the first listed
+  /// (`_vec_hold4` before `_vec_hold4_wide`)
+  /// (bench/results/launch-decisions.md).
   size_t bestHeld(size_t first, const BoundArgs &b) const {
     int64_t len = domainLength(b);
     int64_t most = b.rows >= kManyRows ? 128 : 256;

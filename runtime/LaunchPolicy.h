@@ -20,20 +20,13 @@ namespace kgen::launch {
 inline constexpr int64_t kRowsBlock = 256;
 
 /// The fewest threads a block of rows that reduce over whole warps takes at
-/// launch, when its rows fill the GPU. On an H200 (bf16, 8 to 65536 rows):
-/// one row of 64 or 128 threads a block ran up to 1.3x faster than 4 or 2
-/// (hidden 2048 and 4096), 2 rows of 32 threads (adaln 1152, 8192 and 32768
-/// rows) 1.08-1.11x faster than 8. Rows of fewer threads lost in blocks of
-/// 64 (hidden 512 on 16 threads: 0.84x at 65536 rows).
+/// launch, when its rows fill the GPU: smaller blocks ran faster down to
+/// this many threads, and lost below it (bench/results/launch-decisions.md).
 inline constexpr int64_t kMinBlockThreads = 64;
 
 /// ...and the fewest chunks (16 bytes each) its rows hold: blocks moving
-/// less run into the rate at which the GPU starts blocks. On an H200 (bf16,
-/// 65536 rows, rows of a warp, 2 / 4 / 8 rows a block), rmsnorm ran rows of
-/// 256 at 39 / 75 / 88% of memcpy and rows of 512 at 77 / 94 / 93%
-/// (layernorm and softmax alike; fused_add_rmsnorm 78 / 94 / 94 on both);
-/// 1024 and 1152 did best on 2. At 4096 rows of 256 fused_add_rmsnorm lost
-/// (69 / 61 / 58%).
+/// less run into the rate at which the GPU starts blocks
+/// (bench/results/launch-decisions.md).
 inline constexpr int64_t kMinBlockChunks = 256;
 
 /// Rows a block of rows that reduce over whole warps (`threadsPerRow`
@@ -46,11 +39,9 @@ constexpr int64_t launchedRowsFor(int64_t threadsPerRow, int64_t chunks) {
 }
 
 /// The most threads (and chunks) a row held in one chunk a thread takes
-/// (a dynamic kernel's `_vec_hold1`). On an H200 (bf16, 4096 and 65536
-/// rows) one chunk a thread beat one row a block of several chunks a thread
-/// on rows of 128 to 512 (65536 x 512: rmsnorm 79.7 -> 36.3 us, layernorm
-/// 79.8 -> 47.4), but on 1024 over 128 threads layernorm and softmax lost
-/// 3-26% (their two barriers).
+/// (a dynamic kernel's `_vec_hold1`): one chunk a thread beat one row a
+/// block of several chunks a thread on short rows, but not where two
+/// barriers come at 128 threads (bench/results/launch-decisions.md).
 inline constexpr int64_t kMaxOneChunkThreads = 64;
 
 /// Chunks a lane holds in a dynamic kernel's `_vec_warp`: rows of more than

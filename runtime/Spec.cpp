@@ -669,8 +669,7 @@ int64_t launchIdleSlots(const Variant &v, int64_t length) {
 
 /// Rows a block of at most `perBlock` rows takes so that `rows` (times
 /// `tiles` blocks a row group) give every multiprocessor a block where they
-/// can, down to one row. On an H200, rope on one token (40 rows of 8
-/// threads) took 1.95 us on 2 blocks and 1.38 us on 40.
+/// can, down to one row (bench/results/launch-decisions.md).
 static int64_t spreadRows(int64_t perBlock, int64_t rows, int64_t tiles,
                           int multiprocessors) {
   if (multiprocessors > 0 && ceilDiv(rows, perBlock) * tiles < multiprocessors)
@@ -683,9 +682,8 @@ std::pair<int64_t, int64_t> launchedRowsBlock(const Variant &v, int64_t length,
                                               int multiprocessors) {
   int64_t nvec = ceilDiv(length, v.chunkElements);
   // A short row takes a thread a chunk (held, or re-read in one step a
-  // pass); a long one up to 8 chunks a thread a pass: on an H200 (bf16,
-  // 65536 elements) rmsnorm ran at 52-66% of memcpy on 256 threads (32
-  // chunks each), 71-86% on 1024.
+  // pass); a long one up to 8 chunks a thread a pass, over more threads
+  // (bench/results/launch-decisions.md).
   int64_t threads =
       v.heldChunks == 1 || nvec <= 32
           ? pow2AtLeast(nvec)

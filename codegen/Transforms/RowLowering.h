@@ -135,9 +135,8 @@ private:
   /// Rows over a block of x threads a row by y rows chosen at launch
   /// (blockDim.x, blockDim.y): re-read, or held in one chunk a thread. Rows
   /// held in more take one row a block: the row index from blockDim.y and
-  /// tid.y cost layernorm's hold2 4 registers (44: 6 blocks of 224 threads
-  /// an SM, not 7); with a branch around the cross-warp step, 8 and 12% at
-  /// 65536 rows of 3584 on an H200.
+  /// tid.y cost layernorm's hold2 registers, and with it an SM's seventh
+  /// block (bench/results/lowering-decisions.md).
   bool launchedRows() const {
     return sched.getLaunchThreads() &&
            (sched.getReread() || sched.getChunks() == 1);
