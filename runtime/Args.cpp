@@ -1,6 +1,7 @@
 //===- Args.cpp - Check launch arguments and pick a variant ---------------===//
 
 #include "runtime/Args.h"
+#include "runtime/LaunchPolicy.h"
 
 #include <algorithm>
 #include <climits>
@@ -12,9 +13,6 @@
 namespace kgen::rt {
 namespace {
 
-// Rows from which a held variant takes at most 128 threads: the `min_rows`
-// kgen-make-variants gives a specialized kernel's `_vec_rows`.
-constexpr int64_t kManyRows = 8192;
 // The most rows any launch holds: 2^31-1 blocks of at most 1024 rows.
 constexpr int64_t kMaxRows = int64_t(INT32_MAX) * 1024;
 
@@ -328,7 +326,7 @@ private:
   /// (bench/results/launch-decisions.md).
   size_t bestHeld(size_t first, const BoundArgs &b) const {
     int64_t len = domainLength(b);
-    int64_t most = b.rows >= kManyRows ? 128 : 256;
+    int64_t most = launch::heldThreadsFor(b.rows);
     auto key = [&](const Variant &v) {
       int64_t threads = launchThreads(v, len);
       return std::make_tuple(v.heldChunks != 1, launchIdleSlots(v, len),

@@ -44,6 +44,22 @@ constexpr int64_t launchedRowsFor(int64_t threadsPerRow, int64_t chunks) {
 /// barriers come at 128 threads (bench/results/launch-decisions.md).
 inline constexpr int64_t kMaxOneChunkThreads = 64;
 
+/// Rows from which a kernel's `_vec_rows` variant is launched (kgen-make-
+/// variants' min_rows; bench/results/variant-thresholds.md): many rows
+/// take fewer threads a row (heldThreadsFor).
+inline constexpr int64_t kManyRows = 8192;
+/// Threads a row takes at most: kManyRowsThreads on many rows (one row a
+/// block, up to 8 chunks a thread), kMaxThreadsPerRow otherwise
+/// (bench/results/schedule-thresholds.md).
+inline constexpr int64_t kManyRowsThreads = 128;
+inline constexpr int64_t kMaxThreadsPerRow = 256;
+
+/// Threads a row that a dynamic kernel's held launch of `rows` rows prefers
+/// to stay within (the runtime's bestHeld), as the specialized kernels'.
+constexpr int64_t heldThreadsFor(int64_t rows) {
+  return rows >= kManyRows ? kManyRowsThreads : kMaxThreadsPerRow;
+}
+
 /// Chunks a lane holds in a dynamic kernel's `_vec_warp`: rows of more than
 /// kMaxOneChunkThreads and at most 32 * kWarpRowChunks chunks are held by
 /// one warp each, several rows a block (launchedRowsFor), as the

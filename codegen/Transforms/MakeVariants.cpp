@@ -74,10 +74,6 @@ constexpr int64_t kExactLengths[] = {2048, 4096, 8192, 16384};
 constexpr int64_t kHeldChunks[] = {2, 4, 8};
 // Threads up to which a held variant runs as fast as an exact-length one.
 constexpr int64_t kHeldThreadsAsGood = 256;
-// Rows from which a `_vec_rows` variant (several rows a block) is launched:
-// it won on 16384 rows and more and lost a little at 4096
-// (bench/results/variant-thresholds.md).
-constexpr int64_t kManyRows = 8192;
 // Rows from which `_vec_warp` is launched (see where it is made).
 constexpr int64_t kWarpMinRows = 4096;
 
@@ -229,7 +225,8 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
         rows.setSymName((name + "_vec_rows").str());
         assume(rows, 16, 16);
         rows->setAttr(kVariantAttr, b.getStringAttr("vec"));
-        rows->setAttr(kMinRowsAttr, b.getI64IntegerAttr(kManyRows));
+        rows->setAttr(kMinRowsAttr,
+                      b.getI64IntegerAttr(::kgen::launch::kManyRows));
       }
       b.setInsertionPointAfter(k);
       auto fallback = cast<KernelOp>(b.clone(*k));

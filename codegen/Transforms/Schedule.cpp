@@ -41,9 +41,9 @@ constexpr int64_t kTargetBlock = ::kgen::launch::kRowsBlock;
 // rows; blocks of 64 or fewer are limited by the rate blocks start
 // (bench/results/schedule-thresholds.md).
 constexpr int64_t kElementwiseBlock = 128;
-// A variant for many rows takes one row per block and at most this many
-// threads per row (up to 8 chunks each) (bench/results/schedule-thresholds.md).
-constexpr int64_t kManyRowsThreads = 128;
+// A variant for many rows takes one row per block and at most
+// kgen::launch::kManyRowsThreads threads per row (up to 8 chunks each).
+using ::kgen::launch::kManyRowsThreads;
 // The launch's rows a block (kgen::launch, shared with the runtime).
 constexpr int64_t kLaunchBlock = ::kgen::launch::kMinBlockThreads;
 constexpr int64_t kLaunchBlockChunks = ::kgen::launch::kMinBlockChunks;
@@ -57,9 +57,9 @@ constexpr int64_t kDynamicThreads = 256;
 // threads, 16 rows a block): long re-read rows want more threads
 // (bench/results/schedule-thresholds.md).
 constexpr int64_t kMaxLaunchThreads = 1024;
-// At most this many threads per row: more rows in flight per SM matter more
-// than fewer chunks per thread (bench/results/schedule-thresholds.md).
-constexpr int64_t kMaxThreadsPerRow = 256;
+// At most kgen::launch::kMaxThreadsPerRow threads per row: more rows in
+// flight per SM matter more than fewer chunks per thread.
+using ::kgen::launch::kMaxThreadsPerRow;
 // ...except a row that reduces on fewer than kManyRows rows, which takes up
 // to this many threads (whole warps) before each holds more than
 // kTargetChunks: half the registers a thread, twice the warps an SM for the

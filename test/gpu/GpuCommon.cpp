@@ -3,6 +3,7 @@
 
 #include "dsl/DType.h"
 #include "runtime/Json.h"
+#include "runtime/LaunchPolicy.h"
 
 #include <dlfcn.h>
 
@@ -359,7 +360,7 @@ bool loadKernel(const std::string &dir, const ManifestEntry &e, RtKernel &out,
 
 std::optional<size_t> expectedHeld(const RtKernel &k, int64_t length,
                                    int64_t rows) {
-  const int64_t most = rows >= 8192 ? 128 : 256;
+  const int64_t most = launch::heldThreadsFor(rows);
   std::optional<size_t> best;
   std::tuple<bool, int64_t, int64_t, int64_t> bestKey;
   for (size_t v = 0; v < k.held.size(); ++v) {
