@@ -28,14 +28,19 @@ def _torch_ops():
             if n.startswith("kgen::") and not n.startswith("kgen::_")}
 
 
-def test_every_bundled_op_has_a_torch_op():
-    assert _torch_ops() == set(kgen.__all__) == set(OPS)
+def _bundled_ops():
+    """The names `kgen list` prints (skips without KGEN_CLI)."""
     cli = os.environ.get("KGEN_CLI")
     if not cli:
         pytest.skip("KGEN_CLI (the kgen command) is not set")
     listed = subprocess.run([cli, "list"], capture_output=True, text=True,
                             check=True).stdout.split("\n")
-    bundled = {line.split()[0] for line in listed if line.strip()}
+    return {line.split()[0] for line in listed if line.strip()}
+
+
+def test_every_bundled_op_has_a_torch_op():
+    assert _torch_ops() == set(kgen.__all__) == set(OPS)
+    bundled = _bundled_ops()
     # layernorm_nobias is layernorm with bias=None; NAME_f32w is NAME with an
     # f32 weight, NAME_q NAME with k None.
     forms = {n for n in bundled if n.endswith(("_f32w", "_q"))}
@@ -47,13 +52,7 @@ def test_every_bundled_op_has_embedded_kernels():
     # A torch op without kernels works on CPU (the interpreter) and fails on
     # CUDA: the build must embed each bundled op, _f32w forms included.
     embedded = {op for op, _, _ in kgen.kernels()}
-    cli = os.environ.get("KGEN_CLI")
-    if not cli:
-        pytest.skip("KGEN_CLI (the kgen command) is not set")
-    listed = subprocess.run([cli, "list"], capture_output=True, text=True,
-                            check=True).stdout.split("\n")
-    bundled = {line.split()[0] for line in listed if line.strip()}
-    assert sorted(bundled - embedded) == []
+    assert sorted(_bundled_ops() - embedded) == []
     assert ("rmsnorm_f32w", "bf16", 0) in kgen.kernels()
     dims = {n for op, _, n in kgen.kernels() if op == "rope_hf"}
     assert dims == {64, 80, 96, 112, 120, 128, 192, 256, 512}
