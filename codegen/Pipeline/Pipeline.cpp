@@ -37,6 +37,115 @@ std::optional<Stage> parseStage(const std::string &s) {
   return std::nullopt;
 }
 
+namespace {
+
+/// Options a pass takes from the target or the command line ("name",
+/// value): a profile may not set them.
+using FixedOptions = std::vector<std::pair<std::string, std::string>>;
+
+std::string flag(bool b) { return b ? "true" : "false"; }
+
+/// Sets `pass`'s `fixed` options, then the profile's for it.
+LogicalResult configure(Pass &pass, const FixedOptions &fixed,
+                        const TuningProfile &profile, std::string &error) {
+  std::string text;
+  for (const auto &[name, value] : fixed)
+    text += name + "=" + value + " ";
+  auto it = profile.options.find(pass.getArgument().str());
+  if (it != profile.options.end())
+    for (const auto &[name, value] : it->second) {
+      if (llvm::any_of(fixed, [&](auto &f) { return f.first == name; })) {
+        error = "profile " + profile.name + ": option '" + name + "' of " +
+                pass.getArgument().str() +
+                " comes from the target or the command line, not a profile";
+        return failure();
+      }
+      text += name + "=" + value + " ";
+    }
+  std::string message;
+  if (failed(pass.initializeOptions(text, [&](const Twine &msg) {
+        message = msg.str();
+        return failure();
+      }))) {
+    error = "profile " + profile.name + ": " + pass.getArgument().str() + ": " +
+            StringRef(message).trim().str();
+    return failure();
+  }
+  return success();
+}
+
+/// Adds `pass`, configured; records its name in `tuned`.
+LogicalResult add(OpPassManager &pm, std::unique_ptr<Pass> pass,
+                  const FixedOptions &fixed, const TuningProfile &profile,
+                  std::set<std::string> &tuned, std::string &error) {
+  if (failed(configure(*pass, fixed, profile, error)))
+    return failure();
+  tuned.insert(pass->getArgument().str());
+  pm.addPass(std::move(pass));
+  return success();
+}
+
+/// Stage kgen: variants, schedule and vector widths.
+LogicalResult addKgenStage(OpPassManager &pm, const Arch &arch,
+                           const CompileOptions &opts,
+                           const TuningProfile &profile,
+                           std::set<std::string> &tuned, std::string &error) {
+  const TargetCaps &caps = arch.caps;
+  pm.addPass(mlir::kgen::createKgenFastMath());
+  if (failed(add(pm, mlir::kgen::createKgenMakeVariants(),
+                 {{"clusters", flag(caps.clusters)}}, profile, tuned, error)))
+    return failure();
+  pm.addPass(mlir::kgen::createKgenOnePassVariance());
+  pm.addPass(mlir::kgen::createKgenOnlineSoftmax());
+  if (failed(add(pm, mlir::kgen::createKgenSchedule(),
+                 {{"threads-per-row", std::to_string(opts.threadsPerRow)},
+                  {"rows-per-block", std::to_string(opts.rowsPerBlock)},
+                  {"registers-per-sm", std::to_string(caps.registersPerSM)},
+                  {"max-block-threads", std::to_string(caps.maxBlockThreads)}},
+                 profile, tuned, error)))
+    return failure();
+  pm.addPass(mlir::kgen::createKgenVectorize());
+  return success();
+}
+
+/// Stage gpu: gpu.func kernels.
+LogicalResult addGpuStage(OpPassManager &pm, const Arch &arch,
+                          const TuningProfile &profile,
+                          std::set<std::string> &tuned, std::string &error) {
+  const TargetCaps &caps = arch.caps;
+  if (failed(add(pm, mlir::kgen::createKgenLowerToGPU(),
+                 {{"prefetch", flag(caps.gridDependency)},
+                  {"registers-per-sm", std::to_string(caps.registersPerSM)}},
+                 profile, tuned, error)))
+    return failure();
+  mlir::kgen::KgenExpandFP8Options fp8;
+  fp8.native = caps.fp8Convert;
+  pm.addPass(mlir::kgen::createKgenExpandFP8(fp8));
+  // One sweep without region simplification: the PTX of the 441
+  // kernels of the sm_75/80/90 library came out byte-identical, in
+  // 7% fewer instructions of the whole compile.
+  GreedyRewriteConfig canon;
+  canon.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+  canon.setMaxIterations(1);
+  pm.addPass(createCanonicalizerPass(canon));
+  pm.addPass(createCSEPass());
+  return success();
+}
+
+/// What tells two profiles' pipelines apart.
+std::string profileKey(const TuningProfile &profile) {
+  std::string key;
+  for (const auto &[pass, options] : profile.options) {
+    key += pass + "{";
+    for (const auto &[name, value] : options)
+      key += name + "=" + value + " ";
+    key += "}";
+  }
+  return key;
+}
+
+} // namespace
+
 struct Compiler::Impl {
   MLIRContext ctx;
   /// Pass pipelines by stage and options. A pass manager builds its pattern
@@ -45,6 +154,8 @@ struct Compiler::Impl {
   std::map<std::string, std::unique_ptr<PassManager>> pipelines;
   /// Per toolkit path (the one option the emitter keeps).
   std::unique_ptr<PtxEmitter> emitter;
+  /// The built-in profiles read so far, by name.
+  std::map<std::string, TuningProfile> builtins;
   Impl() : ctx(makeRegistry()) {
     ctx.disableMultithreading(); // kernels are tiny: threads only cost
     ctx.loadAllAvailableDialects();
@@ -56,6 +167,27 @@ struct Compiler::Impl {
     registerAllToLLVMIRTranslations(registry);
     registry.insert<mlir::kgen::KgenDialect>();
     return registry;
+  }
+  /// The profile a compile for `arch` takes, or null with `error` set.
+  const TuningProfile *profileFor(const Arch &arch, const CompileOptions &opts,
+                                  std::string &error) {
+    const TuningProfile *p = opts.profile ? &*opts.profile : nullptr;
+    if (!p) {
+      auto it = builtins.find(arch.profile);
+      if (it == builtins.end()) {
+        TuningProfile loaded;
+        if (!loadProfile(arch.profile, loaded, error))
+          return nullptr;
+        it = builtins.emplace(arch.profile, std::move(loaded)).first;
+      }
+      p = &it->second;
+    }
+    if (!p->covers(arch.name())) {
+      error = "profile " + p->name + " is for " + llvm::join(p->archs, ", ") +
+              ", not " + arch.name();
+      return nullptr;
+    }
+    return p;
   }
 };
 
@@ -113,10 +245,14 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
     return fail("import");
   std::string imported = print(*module);
 
+  const TuningProfile *profile = impl->profileFor(*arch, opts, error);
+  if (!profile)
+    return false;
+  std::string tuning = profileKey(*profile);
   // `key` names the stage and every option its passes take.
   auto run = [&](OwningOpRef<ModuleOp> &m, const std::string &key,
-                 auto populate) {
-    auto build = [&] {
+                 auto populate) -> LogicalResult {
+    auto build = [&]() -> std::unique_ptr<PassManager> {
       auto pm = std::make_unique<PassManager>(&ctx);
       // Verifying after every pass cost a third of the MLIR stages: once per
       // stage, unless debugging.
@@ -125,7 +261,8 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
         pm->enableIRPrinting();
         pm->enableTiming();
       }
-      populate(*pm);
+      if (failed(populate(*pm)))
+        return nullptr;
       return pm;
     };
     std::unique_ptr<PassManager> fresh;
@@ -136,32 +273,32 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
     } else {
       std::unique_ptr<PassManager> &slot = impl->pipelines[key];
       if (!slot)
-        slot = build();
+        slot = build(); // null again on a later call: it fails again
       pm = slot.get();
     }
-    if (failed(pm->run(*m)))
+    if (!pm || failed(pm->run(*m)))
       return failure();
     return verify(*m);
   };
+  // A profile's mistakes are the user's: said as they are.
+  std::string profileError;
+  auto failStage = [&](const char *what) {
+    if (!profileError.empty()) {
+      error = profileError;
+      return false;
+    }
+    return fail(what);
+  };
+  std::set<std::string> tuned;
 
   // Stage kgen.
   std::string kgenKey = "kgen|" + std::to_string(opts.threadsPerRow) + "|" +
-                        std::to_string(opts.rowsPerBlock) + "|" +
-                        std::to_string(arch->caps.clusters);
+                        std::to_string(opts.rowsPerBlock) + "|" + arch->name() +
+                        "|" + tuning;
   if (failed(run(module, kgenKey, [&](PassManager &pm) {
-        pm.addPass(mlir::kgen::createKgenFastMath());
-        mlir::kgen::KgenMakeVariantsOptions mv;
-        mv.clusters = arch->caps.clusters;
-        pm.addPass(mlir::kgen::createKgenMakeVariants(mv));
-        pm.addPass(mlir::kgen::createKgenOnePassVariance());
-        pm.addPass(mlir::kgen::createKgenOnlineSoftmax());
-        mlir::kgen::KgenScheduleOptions so;
-        so.threadsPerRow = opts.threadsPerRow;
-        so.rowsPerBlock = opts.rowsPerBlock;
-        pm.addPass(mlir::kgen::createKgenSchedule(so));
-        pm.addPass(mlir::kgen::createKgenVectorize());
+        return addKgenStage(pm, *arch, opts, *profile, tuned, profileError);
       })))
-    return fail("stage kgen");
+    return failStage("stage kgen");
   // Printing costs as much as a pass: only the stage asked for is printed.
   if (last == Stage::Kgen)
     out.kgen = print(*module);
@@ -170,32 +307,11 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
 
   // Stage gpu.
   if (last >= Stage::Gpu) {
-    std::string key = "gpu|" + std::to_string(arch->caps.fp8Convert) + "|" +
-                      std::to_string(arch->tuning.busyRows) + "|" +
-                      std::to_string(arch->caps.gridDependency) + "|" +
-                      std::to_string(arch->tuning.lateRowRegisters) + "|" +
-                      std::to_string(arch->tuning.prefetchAhead);
-    if (failed(run(module, key, [&](PassManager &pm) {
-          mlir::kgen::KgenLowerToGPUOptions lower;
-          lower.busyRows = arch->tuning.busyRows;
-          lower.lateRowRegisters = arch->tuning.lateRowRegisters;
-          lower.prefetch = arch->caps.gridDependency;
-          lower.prefetchAhead = arch->tuning.prefetchAhead;
-          pm.addPass(mlir::kgen::createKgenLowerToGPU(lower));
-          mlir::kgen::KgenExpandFP8Options fp8;
-          fp8.native = arch->caps.fp8Convert;
-          pm.addPass(mlir::kgen::createKgenExpandFP8(fp8));
-          // One sweep without region simplification: the PTX of the 441
-          // kernels of the sm_75/80/90 library came out byte-identical, in
-          // 7% fewer instructions of the whole compile.
-          GreedyRewriteConfig canon;
-          canon.setRegionSimplificationLevel(
-              GreedySimplifyRegionLevel::Disabled);
-          canon.setMaxIterations(1);
-          pm.addPass(createCanonicalizerPass(canon));
-          pm.addPass(createCSEPass());
-        })))
-      return fail("stage gpu");
+    if (failed(run(
+            module, "gpu|" + arch->name() + "|" + tuning, [&](PassManager &pm) {
+              return addGpuStage(pm, *arch, *profile, tuned, profileError);
+            })))
+      return failStage("stage gpu");
     if (last == Stage::Gpu)
       out.gpu = print(*module);
     endStage(Stage::Gpu);
@@ -214,6 +330,7 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
           pm.addPass(createReconcileUnrealizedCastsPass());
           if (arch->caps.gridDependency)
             pm.addPass(mlir::kgen::createKgenGridDependency());
+          return success();
         })))
       return fail("stage llvm");
     if (last == Stage::Llvm)
@@ -243,6 +360,61 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
   out.millis = std::chrono::duration<double, std::milli>(
                    std::chrono::steady_clock::now() - t0)
                    .count();
+  return true;
+}
+
+bool Compiler::checkProfile(const TuningProfile &profile,
+                            const std::string &archName, std::string &error) {
+  const Arch *arch = findArch(archName);
+  if (!arch) {
+    error = "unknown arch '" + archName + "'";
+    return false;
+  }
+  CompileOptions opts;
+  opts.profile = profile;
+  std::string kgenStage, gpuStage;
+  return describe(opts, arch->name(), kgenStage, gpuStage, error);
+}
+
+bool Compiler::describe(const CompileOptions &opts, const std::string &archName,
+                        std::string &kgenStage, std::string &gpuStage,
+                        std::string &error) {
+  const Arch *arch = findArch(archName);
+  if (!arch) {
+    error = "unknown arch '" + archName + "'";
+    return false;
+  }
+  const TuningProfile *profile = impl->profileFor(*arch, opts, error);
+  if (!profile)
+    return false;
+  std::set<std::string> tuned;
+  PassManager kgen(&impl->ctx, ModuleOp::getOperationName()),
+      gpu(&impl->ctx, ModuleOp::getOperationName());
+  if (failed(addKgenStage(kgen, *arch, opts, *profile, tuned, error)) ||
+      failed(addGpuStage(gpu, *arch, *profile, tuned, error)))
+    return false;
+  for (const auto &entry : profile->options)
+    if (!tuned.count(entry.first)) {
+      error = "profile " + profile->name + ": no pass '" + entry.first +
+              "' takes tuning options (" + llvm::join(tuned, ", ") + ")";
+      return false;
+    }
+  // The passes check their options' ranges when a run initializes them.
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(&impl->ctx, [&](Diagnostic &d) {
+    diagnostics += d.str() + "\n";
+    return success();
+  });
+  OwningOpRef<ModuleOp> empty = ModuleOp::create(UnknownLoc::get(&impl->ctx));
+  if (failed(kgen.run(*empty)) || failed(gpu.run(*empty))) {
+    error = "profile " + profile->name + ": " + diagnostics;
+    if (!error.empty() && error.back() == '\n')
+      error.pop_back();
+    return false;
+  }
+  llvm::raw_string_ostream ks(kgenStage), gs(gpuStage);
+  kgen.printAsTextualPipeline(ks);
+  gpu.printAsTextualPipeline(gs);
   return true;
 }
 

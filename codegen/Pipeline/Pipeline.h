@@ -12,6 +12,7 @@
 #ifndef KGEN_CODEGEN_PIPELINE_PIPELINE_H
 #define KGEN_CODEGEN_PIPELINE_PIPELINE_H
 
+#include "codegen/Pipeline/Profile.h"
 #include "codegen/Pipeline/Target.h"
 #include "dsl/Graph.h"
 
@@ -34,6 +35,8 @@ struct CompileOptions {
   int64_t rowsPerBlock = 0;
   std::string cudaPath = "/usr/local/cuda"; ///< for libdevice
   bool debugIR = false; ///< IR after every pass and pass timings, to stderr
+  /// The tuning profile; none: the arch's built-in one (Arch::profile).
+  std::optional<TuningProfile> profile;
 };
 
 /// What the spec says about the kernel besides what the graph knows.
@@ -59,6 +62,15 @@ public:
   bool compile(const Kernel &k, const KernelInfo &info,
                const CompileOptions &opts, Stage last, Artifact &out,
                std::string &error);
+  /// Whether `profile` is for `arch` and every option it sets is one the
+  /// passes take, in range. On failure sets `error`.
+  bool checkProfile(const TuningProfile &profile, const std::string &arch,
+                    std::string &error);
+  /// The pass pipelines of the kgen and gpu stages for `arch` under `opts`,
+  /// in the textual form kgen-opt's --pass-pipeline takes.
+  bool describe(const CompileOptions &opts, const std::string &arch,
+                std::string &kgenStage, std::string &gpuStage,
+                std::string &error);
 
 private:
   struct Impl;

@@ -8,28 +8,28 @@ const std::vector<Arch> &supportedArchs() {
   // cvt to fp8 needs sm_90 with PTX 7.8, or sm_89 with PTX 8.1 (in LLVM's
   // NVPTX): sm_89 keeps PTX 8.0 and converts in integer arithmetic.
   static const std::vector<Arch> archs = {
-      {{.name = "sm_75", .ptxVersion = 80}, {}},
-      {{.name = "sm_80", .ptxVersion = 80}, {}},
-      {{.name = "sm_86", .ptxVersion = 80}, {}},
-      {{.name = "sm_89", .ptxVersion = 80}, {}},
+      {{.name = "sm_75", .ptxVersion = 80}, "generic"},
+      {{.name = "sm_80", .ptxVersion = 80}, "generic"},
+      {{.name = "sm_86", .ptxVersion = 80}, "generic"},
+      {{.name = "sm_89", .ptxVersion = 80}, "generic"},
       {{.name = "sm_90",
         .ptxVersion = 80,
         .gridDependency = true,
         .fp8Convert = true,
         .clusters = true},
-       {.busyRows = true, .prefetchAhead = true}},
+       "sm_90"},
       {{.name = "sm_90a",
         .ptxVersion = 80,
         .gridDependency = true,
         .fp8Convert = true,
         .clusters = true},
-       {.busyRows = true, .prefetchAhead = true}},
+       "sm_90"},
       {{.name = "sm_100",
         .ptxVersion = 86,
         .gridDependency = true,
         .fp8Convert = true,
         .clusters = true},
-       {.lateRowRegisters = true}}};
+       "sm_100"}};
   return archs;
 }
 

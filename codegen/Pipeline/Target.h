@@ -1,9 +1,9 @@
 //===- Target.h - What kgen knows of each GPU architecture ------*- C++ -*-===//
 //
 // An arch is its ISA facts (TargetCaps: what the PTX version and the
-// hardware offer) and its tuning (TuningProfile: schedule choices measured
-// on, or forced by ptxas for, that arch), kept apart so that a newcomer can
-// tell a capability from a measurement. Both are named fields.
+// hardware offer) and the name of its default tuning profile (Profile.h:
+// schedule choices measured on, or forced by ptxas for, that arch, kept as
+// data), so that a newcomer can tell a capability from a measurement.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KGEN_CODEGEN_PIPELINE_TARGET_H
@@ -26,28 +26,17 @@ struct TargetCaps {
   bool fp8Convert = false;
   /// Thread-block clusters (distributed shared memory): sm_90 and newer.
   bool clusters = false;
-};
-
-/// Schedule choices that hold on some archs only; bench/RESULTS.md holds the
-/// measurements behind them.
-struct TuningProfile {
-  /// Holds long busy bf16 rows three blocks an SM (kgen-lower-to-gpu's
-  /// busy-rows): measured on sm_90; ptxas spilled rmsnorm_quant_dynamic
-  /// under that cap for sm_75 to sm_89 and sm_100.
-  bool busyRows = false;
-  /// Counts rows loaded after the reductions in the register cap of wide
-  /// blocks (late-row-registers): sm_100's ptxas spilled adaln and cluster
-  /// kernels without it; on sm_90 it cost up to 9%.
-  bool lateRowRegisters = false;
-  /// Prefetches a later block's row once a held row's loads are issued
-  /// (prefetch-ahead): measured on sm_90; sm_100's ptxas spilled with it.
-  bool prefetchAhead = false;
+  /// 32-bit registers of an SM, and threads a block may take.
+  int registersPerSM = 65536;
+  int maxBlockThreads = 1024;
 };
 
 /// A GPU architecture kgen emits PTX for.
 struct Arch {
   TargetCaps caps;
-  TuningProfile tuning;
+  /// The built-in profile (codegen/Profiles) a compile for it takes unless
+  /// told otherwise.
+  std::string profile;
   const std::string &name() const { return caps.name; }
 };
 

@@ -459,18 +459,9 @@ void RowLowering::rewiden(Chunk &c) {
   }
 }
 
-// Chunks a thread of a cluster holds up to which it loads every row with
-// the reductions' (more would cost registers the held rows need).
-constexpr int64_t kClusterPreloadChunks = 2;
-// Chunks a thread holds up to which it prefetches its own chunks' lines
-// (at 8 that spilled: prefetchLines splits the row's lines over its
-// threads), and the largest grid that prefetches.
-constexpr int64_t kPrefetchChunks = 4;
-constexpr int64_t kPrefetchBlocks = 256;
-// How far ahead, in bytes of row inputs, and from how many rows a grid
-// prefetches the rows of later blocks (emitPrefetchAhead).
-constexpr int64_t kPrefetchAheadBytes = 6 << 20;
-constexpr int64_t kPrefetchAheadMinRows = 1024;
+// The prefetch options (Passes.td): cluster-preload-chunks, since more
+// would cost registers the held rows need; prefetch-chunks, since at 8 that
+// spilled (prefetchLines splits the row's lines over its threads).
 
 /// The lines of a row held in `count` chunks a thread, each line by one
 /// thread (line `lane`, `lane + threads`, ... of the row's, or its tile's,
@@ -505,9 +496,9 @@ void RowLowering::prefetchLines(LoadOp l, int64_t count) {
 /// The lines this thread's chunks will load, into L2 before the first memory
 /// access: kgen-grid-dependency puts its wait after these, so that a kernel
 /// launched behind another fetches them while that one runs. In a larger
-/// grid only its first kPrefetchBlocks blocks prefetch: they are the ones
+/// grid only its first prefetch-blocks blocks prefetch: they are the ones
 /// placed while the grid ahead drains. A kernel that writes a row it loads
-/// (fused_add_rmsnorm, rope) keeps to grids of at most kPrefetchBlocks; so
+/// (fused_add_rmsnorm, rope) keeps to grids of at most prefetch-blocks; so
 /// do the kernels prefetchFirstBlocks names. A vector every row reads (a
 /// weight) is prefetched by row 0's threads only: a prefetch goes to L2
 /// each time, where the weight's loads hit L1. A gathered row is not
@@ -525,18 +516,18 @@ void RowLowering::emitPrefetches(MutableArrayRef<Chunk> chunks) {
     if (isRowValue(l.getResult()) && !l.getSource().getDefiningOp<GatherOp>())
       (perRow(l.getSource()) ? rowLoads : shared).push_back(l);
   auto count = static_cast<int64_t>(chunks.size());
-  bool lines = count > kPrefetchChunks;
+  bool lines = count > prefetchChunks;
   // Not two rows of 8 chunks a thread (fused_add_rmsnorm's x and residual):
   // they lost (bench/results/lowering-decisions.md).
   if (lines && rowLoads.size() > 1)
     return;
-  // Which blocks prefetch (see above): the first kPrefetchBlocks of the
+  // Which blocks prefetch (see above): the first prefetch-blocks of the
   // grid, or every block of a grid of at most that many.
   bool first = prefetchFirstBlocks(lines);
   Value which =
       first ? gpu::BlockIdOp::create(b, loc, gpu::Dimension::x).getResult()
             : gpu::GridDimOp::create(b, loc, gpu::Dimension::x).getResult();
-  Value most = cIndex(kPrefetchBlocks);
+  Value most = cIndex(prefetchBlocks);
   Value few = arith::CmpIOp::create(
       b, loc, first ? arith::CmpIPredicate::ult : arith::CmpIPredicate::ule,
       which, most);
@@ -575,13 +566,13 @@ void RowLowering::emitPrefetches(MutableArrayRef<Chunk> chunks) {
     base.erase(v);
 }
 
-/// The lines of the row kPrefetchAheadBytes of row inputs ahead, into L2
+/// The lines of the row prefetch-ahead-bytes of row inputs ahead, into L2
 /// once this row's loads are issued: by the time its block starts, a later
 /// block finds that row in L2, and the memory keeps busy while blocks
 /// reduce. Much further ahead the prefetched lines no longer stay in L2.
 /// With `prefetchAhead` (measured on sm_90), not in a cluster's few rows,
 /// and only where the row reduces: the element-wise kernels already reach
-/// memcpy's rate without it. Not in grids of at most kPrefetchAheadMinRows
+/// memcpy's rate without it. Not in grids of at most prefetch-ahead-min-rows
 /// rows: those rows are mostly resident at once, loading their own. Not
 /// where a stored row is narrower than the loaded one (fp8 outputs), which
 /// lost (bench/results/lowering-decisions.md).
@@ -606,13 +597,13 @@ void RowLowering::emitPrefetchAhead(int64_t count) {
   Value perRow = toI64(arith::MulIOp::create(b, loc, length, cIndex(bytes)));
   Value distance = arith::MaxSIOp::create(
       b, loc, i64(1),
-      arith::DivUIOp::create(b, loc, i64(kPrefetchAheadBytes),
+      arith::DivUIOp::create(b, loc, i64(prefetchAheadBytes),
                              arith::MaxSIOp::create(b, loc, i64(1), perRow)));
   Value ahead = arith::AddIOp::create(b, loc, row, distance);
   Value in = arith::AndIOp::create(
       b, loc,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, rows,
-                            i64(kPrefetchAheadMinRows)),
+                            i64(prefetchAheadMinRows)),
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, ahead, rows));
   OpBuilder::InsertionGuard g(b);
   auto ifIn = scf::IfOp::create(b, loc, TypeRange{}, in, false);
@@ -627,7 +618,7 @@ void RowLowering::emitPrefetchAhead(int64_t count) {
   }
 }
 
-/// Whether the first kPrefetchBlocks blocks of any grid prefetch (else only
+/// Whether the first prefetch-blocks blocks of any grid prefetch (else only
 /// grids of at most that many): not in a kernel that writes a row it loads
 /// (measured slower), nor in one that reads rows chosen by another index
 /// (kgen.group, heads, gather; adaln_rmsnorm bf16 8192 then spilled 8 bytes
@@ -644,16 +635,16 @@ bool RowLowering::prefetchFirstBlocks(bool lines) {
   });
 }
 
-/// Whether the variant is launched only on grids past kPrefetchBlocks (its
+/// Whether the variant is launched only on grids past prefetch-blocks (its
 /// `kgen.min_rows`: `_vec_rows`). It does not prefetch: in place the branch
 /// is never taken; otherwise only its first blocks would, for -1.3 to +3.1%
 /// (`_vec_rows`, 16384 and 65536 rows of 8192).
 bool RowLowering::alwaysManyBlocks() {
   auto minRows = kernel->getAttrOfType<IntegerAttr>(kMinRowsAttr);
   return minRows &&
-         llvm::divideCeil(minRows.getInt(), sched.getRowsPerBlock()) *
+         int64_t(llvm::divideCeil(minRows.getInt(), sched.getRowsPerBlock())) *
                  std::max<int64_t>(sched.getTiles(), 1) >
-             kPrefetchBlocks;
+             prefetchBlocks;
 }
 
 /// The row stays in registers: `count` chunks are unrolled and their values
@@ -679,7 +670,7 @@ void RowLowering::emitInRegisters(int64_t count) {
   emitPrefetchAhead(count);
   // A cluster's few rows wait on latency, not bandwidth: its blocks hold
   // little, so the weights are loaded with the row, not after the barriers.
-  if (sched.getCluster() && count <= kClusterPreloadChunks)
+  if (sched.getCluster() && count <= clusterPreloadChunks)
     for (Chunk &c : chunks)
       for (LoadOp l : kernel.getBody().getOps<LoadOp>())
         if (isRowValue(l.getResult()))
@@ -993,37 +984,41 @@ LogicalResult RowLowering::run() {
 
 namespace {
 
-// Registers of an SM (sm_75 to sm_100).
-constexpr int64_t kRegistersPerSM = 65536;
-// Threads an SM should keep resident (two 256-thread blocks): while one
-// block waits at a reduction's barrier the other keeps loads in flight.
-constexpr int64_t kMinResidentThreads = 512;
-// Threads an SM keeps resident for a kernel that re-reads its rows: each
-// holds little, and more rows in flight hide the passes' barriers.
-constexpr int64_t kRereadResidentThreads = 768;
-// Blocks of at least kWideBlock threads whose rows take at most kFewChunks
-// chunks a thread keep kWideBlockResidentThreads per SM: an SM holds whole
-// blocks, and 65 to 85 registers leave 3 of 256 threads where 64 leave 4;
-// smaller blocks spilled or lost. Where the row needs more, it gets what
-// its loaded words need besides kRegistersBesideRow (ptxas keeps the
-// converted values when it can) (bench/results/lowering-decisions.md).
-constexpr int64_t kWideBlock = 256;
-constexpr int64_t kFewChunks = 4;
-constexpr int64_t kWideBlockResidentThreads = 1024;
-constexpr int64_t kRegistersBesideRow = 24;
-// Threads an SM keeps resident for long held rows (8 chunks a thread) that
-// do more after their first reduction (see registerCap).
-constexpr int64_t kBusyResidentThreads = 768;
-// A dynamic kernel's widest held variant of 4 chunks (no 8-chunk one: its
-// rows hold two loads, as rmsnorm_quant_dynamic and fused_add_rmsnorm), in
-// its blocks of more than 256 threads (`_vec_hold4_wide`, kgen-make-
-// variants), keeps two blocks of up to kWidestHeldThreads an SM (72
-// registers). Narrower blocks lost under that cap, hence the split
-// (bench/results/lowering-decisions.md).
-constexpr int64_t kWidestHeldThreads = 448;
+// The register-cap options (Passes.td) and their reasons:
+// - min-resident-threads: two 256-thread blocks, so that while one waits at
+//   a reduction's barrier the other keeps loads in flight.
+// - reread-resident-threads: a kernel that re-reads its rows holds little
+//   a thread, and more rows in flight hide the passes' barriers.
+// - wide-block, few-chunks, wide-block-resident-threads: an SM holds whole
+//   blocks, and 65 to 85 registers leave 3 of 256 threads where 64 leave 4;
+//   smaller blocks spilled or lost. Where the row needs more, it gets what
+//   its loaded words need besides registers-beside-row (ptxas keeps the
+//   converted values when it can).
+// - busy-resident-threads: long held rows (8 chunks a thread) that do more
+//   after their first reduction (see registerCap).
+// - widest-held-threads: a dynamic kernel's widest held variant of 4 chunks
+//   (no 8-chunk one: its rows hold two loads, as rmsnorm_quant_dynamic and
+//   fused_add_rmsnorm), in its blocks of more than 256 threads
+//   (`_vec_hold4_wide`), keeps two blocks of up to this many an SM (72
+//   registers). Narrower blocks lost under that cap, hence the split.
+// The measurements are in bench/results/lowering-decisions.md.
 
 struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
   using Base::Base;
+
+  LogicalResult initialize(MLIRContext *ctx) override {
+    auto ok = [&](const auto &option, int64_t least,
+                  int64_t most = kMaxTuningValue) {
+      return succeeded(checkOption(ctx, *this, option, least, most));
+    };
+    return success(ok(registersPerSM, 1) && ok(clusterPreloadChunks, 0) &&
+                   ok(prefetchChunks, 0) && ok(prefetchBlocks, 0) &&
+                   ok(prefetchAheadBytes, 1) && ok(prefetchAheadMinRows, 0) &&
+                   ok(minResidentThreads, 1) && ok(rereadResidentThreads, 1) &&
+                   ok(busyResidentThreads, 1) && ok(wideBlock, 1) &&
+                   ok(fewChunks, 0) && ok(wideBlockResidentThreads, 1) &&
+                   ok(registersBesideRow, 0) && ok(widestHeldThreads, 1));
+  }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -1047,7 +1042,7 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
   /// these kernels want their row in registers. Left free, it takes what the
   /// block leaves and may keep one block per SM (layernorm, bf16 16384: 130
   /// registers, so 8 warps an SM): at most the registers that
-  /// keep kMinResidentThreads per SM, when the row a thread holds is
+  /// keep min-resident-threads per SM, when the row a thread holds is
   /// vectorized, at most 8 chunks per load and at most half of them; else
   /// all. Rows re-read, busy rows and rows of few chunks in wide blocks
   /// take the residencies named above. Element-wise rows (the `_any`
@@ -1056,21 +1051,23 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
   /// kernel for spills.
   int32_t registerCap(KernelOp k, ScheduleAttr s, bool busyRow) {
     int64_t block = s.getThreadsPerRow() * s.getRowsPerBlock();
-    int64_t all = std::min<int64_t>(255, kRegistersPerSM / block);
+    int64_t all = std::min<int64_t>(255, registersPerSM / block);
     int64_t shared = std::min<int64_t>(
-        all, kRegistersPerSM / std::max(block, kMinResidentThreads));
+        all, registersPerSM / std::max<int64_t>(block, minResidentThreads));
     llvm::SetVector<LoadOp> held = rowLoadsHeld(k);
     bool vectorized = allVectorized(held.getArrayRef());
     // A vectorized re-reading row holds one loop trip's chunk: it keeps
-    // kRereadResidentThreads per SM (measured with the cap at 128, 85 and
+    // rereadResidentThreads per SM (measured with the cap at 128, 85 and
     // 64; 85 spills nowhere).
     if (s.getReread() && vectorized)
       return std::min<int64_t>(
-          all, kRegistersPerSM / std::max(block, kRereadResidentThreads));
+          all,
+          registersPerSM / std::max<int64_t>(block, rereadResidentThreads));
     if (busyRow)
       // Whole 8-register steps, as ptxas allocates them.
       return std::min<int64_t>(
-          all, kRegistersPerSM / std::max(block, kBusyResidentThreads) / 8 * 8);
+          all, registersPerSM / std::max<int64_t>(block, busyResidentThreads) /
+                   8 * 8);
     int64_t heldElements = s.getChunks() * s.getVector() * heldLoadCount(k);
     // The threads of a launched block (rows that reduce over whole warps
     // take fewer rows a block than they may).
@@ -1078,7 +1075,7 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
                                                    ? s.getLaunchRowsPerBlock()
                                                    : s.getRowsPerBlock());
     if (vectorized && !held.empty() && !s.getLaunchThreads() &&
-        launched >= kWideBlock && s.getChunks() <= kFewChunks) {
+        launched >= wideBlock && s.getChunks() <= fewChunks) {
       // The row's words as loaded, and the rest of the kernel's registers.
       // With lateRowRegisters, rows loaded after the reductions count too
       // where sm_100's ptxas spilled without (rows chosen per group of rows,
@@ -1101,19 +1098,19 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
       for (LoadOp l : widerSharedLoads(k, heldBytes))
         if (!counts(l))
           words += loadedWords(l, elements) * (lateRowRegisters ? 2 : 1);
-      int64_t need = llvm::alignTo(words + kRegistersBesideRow, 8);
-      // As many whole blocks as kWideBlockResidentThreads hold, in whole
+      int64_t need = llvm::alignTo(words + registersBesideRow, 8);
+      // As many whole blocks as wideBlockResidentThreads hold, in whole
       // 8-register steps (as ptxas allocates them).
       int64_t blocks =
-          std::max<int64_t>(1, kWideBlockResidentThreads / launched);
-      int64_t fit = kRegistersPerSM / (blocks * launched) / 8 * 8;
+          std::max<int64_t>(1, wideBlockResidentThreads / launched);
+      int64_t fit = registersPerSM / (blocks * launched) / 8 * 8;
       return std::min<int64_t>(all, std::max(need, fit));
     }
     if (vectorized && s.getLaunchThreads() &&
         s.getChunks() == kWidestHeldSplitChunks &&
         block > kWidestHeldSplitThreads && 2 * heldElements > kMaxHeldElements)
-      return std::min<int64_t>(
-          all, kRegistersPerSM / (2 * kWidestHeldThreads) / 8 * 8);
+      return std::min<int64_t>(all, registersPerSM / (2 * widestHeldThreads) /
+                                        8 * 8);
     return vectorized && s.getChunks() <= 8 && 2 * heldElements <= shared
                ? shared
                : all;
@@ -1197,6 +1194,11 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
     lowering.maxRegisters = maxRegisters;
     lowering.prefetch = prefetch;
     lowering.prefetchAhead = prefetchAhead;
+    lowering.clusterPreloadChunks = clusterPreloadChunks;
+    lowering.prefetchChunks = prefetchChunks;
+    lowering.prefetchBlocks = prefetchBlocks;
+    lowering.prefetchAheadBytes = prefetchAheadBytes;
+    lowering.prefetchAheadMinRows = prefetchAheadMinRows;
     lowering.clusterSlots = clusterSlots;
     return lowering.run();
   }

@@ -62,43 +62,19 @@ void assume(KernelOp k, int64_t align, int64_t divisor) {
   }
 }
 
-// Row lengths for which a dynamic-length kernel gets a variant compiled as if
-// specialized on that length (the common hidden sizes), unless the held
-// variants below cover it as well.
-constexpr int64_t kExactLengths[] = {2048, 4096, 8192, 16384};
-
-// Chunks per thread of the variants that hold a row of any length in
-// registers over threads chosen at launch (2 x 224 threads hold hidden 3584,
-// 4 x 352 hold 11008, 8 x 512 hold 32768 bf16); kMaxHeldElements bounds
-// them.
-constexpr int64_t kHeldChunks[] = {2, 4, 8};
-// Threads up to which a held variant runs as fast as an exact-length one.
-constexpr int64_t kHeldThreadsAsGood = 256;
-// Rows from which `_vec_warp` is launched (see where it is made).
-constexpr int64_t kWarpMinRows = 4096;
-
-// A `_vec_cluster` variant is launched on at most a row's chunks / 64 rows,
-// and only rows of at least 256 chunks get one: a cluster shortens a long
-// row's latency, and loses once the rows fill the GPU anyway
-// (bench/results/variant-thresholds.md).
-constexpr int64_t kChunksPerFewRow = 64;
-constexpr int64_t kClusterMinChunks = 256;
-// softmax's online sum (kgen-online-softmax) merges by exponentials, dearer
-// than a sum: its cluster variant takes rows of at least 1024 chunks, at
-// most a row's chunks / 128 rows (bench/results/variant-thresholds.md).
-constexpr int64_t kExpSumChunksPerFewRow = 128;
-constexpr int64_t kExpSumClusterMinChunks = 1024;
-// layernorm's `_vec` reduces in two levels, its cluster variant in one
-// (kgen-one-pass-variance), so the cluster wins on more rows: up to a row's
-// chunks / 32, at most 32 (256 blocks of 8-block clusters, the most that
-// prefetch; bench/results/variant-thresholds.md).
-constexpr int64_t kTwoLevelChunksPerFewRow = 32;
-constexpr int64_t kTwoLevelMaxFewRows = 32;
-// Reductions that stay nested in the cluster variant (rmsnorm_quant_dynamic:
-// the row's amax after its rms) take two cluster barriers, which only long
-// rows on few rows repay (bench/results/variant-thresholds.md).
-constexpr int64_t kNestedClusterMinChunks = 2048;
-constexpr int64_t kNestedMaxFewRows = 8;
+// The tuning options (Passes.td) and their reasons:
+// - exact-lengths: the common hidden sizes, unless a held variant covers them
+//   as well (held-threads-as-good).
+// - held-chunks: 2 x 224 threads hold hidden 3584, 4 x 352 hold 11008, 8 x
+//   512 hold 32768 bf16; kMaxHeldElements bounds them.
+// - cluster-*: a cluster shortens a long row's latency, and loses once the
+//   rows fill the GPU anyway. softmax's online sum merges by exponentials,
+//   dearer than a sum (exp-sum-*); layernorm's `_vec` reduces in two levels
+//   and its cluster variant in one, so the cluster wins on more rows
+//   (two-level-*, at most 256 blocks of 8-block clusters, the most that
+//   prefetch); reductions that stay nested take two cluster barriers, which
+//   only long rows on few rows repay (nested-*).
+// The measurements are in bench/results/variant-thresholds.md.
 
 /// Whether a `_vec` clone may hold its rows in `chunks` chunks per thread:
 /// it reduces (else nothing is held), the held loads fit, and rows are a
@@ -115,6 +91,20 @@ bool canHold(KernelOp vec, int64_t chunks) {
 struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
   using Base::Base;
 
+  LogicalResult initialize(MLIRContext *ctx) override {
+    auto ok = [&](const auto &option, int64_t least,
+                  int64_t most = kMaxTuningValue) {
+      return succeeded(checkOption(ctx, *this, option, least, most));
+    };
+    return success(
+        ok(exactLengths, 1, int64_t(1) << 20) && ok(heldChunks, 1, 64) &&
+        ok(heldThreadsAsGood, 0) && ok(warpMinRows, 0) &&
+        ok(clusterChunksPerRow, 1) && ok(clusterMinChunks, 1) &&
+        ok(expSumClusterChunksPerRow, 1) && ok(expSumClusterMinChunks, 1) &&
+        ok(twoLevelClusterChunksPerRow, 1) && ok(twoLevelClusterMaxRows, 1) &&
+        ok(nestedClusterMinChunks, 1) && ok(nestedClusterMaxRows, 1));
+  }
+
   void runOnOperation() override {
     SmallVector<KernelOp> kernels(getOperation().getOps<KernelOp>());
     for (KernelOp k : kernels) {
@@ -129,7 +119,7 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
         SmallVector<int64_t> held;
         auto probe = cast<KernelOp>(b.clone(*k));
         assume(probe, 16, 16);
-        for (int64_t c : kHeldChunks)
+        for (int64_t c : heldChunks)
           if (canHold(probe, c))
             held.push_back(c);
         bool holdOne = canHold(probe, 1);
@@ -141,7 +131,7 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
         // rows a block. `_vec_hold2` and `_vec_hold4` take one row a block
         // of one or two warps, which on many short rows runs at the rate the
         // GPU starts blocks; on few rows `_vec_warp` lost, so it starts at
-        // kWarpMinRows (bench/results/variant-thresholds.md).
+        // warp-min-rows (bench/results/variant-thresholds.md).
         if (holdWarp) {
           auto warp = cast<KernelOp>(b.clone(*k));
           warp.setSymName((name + "_vec_warp").str());
@@ -153,13 +143,13 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
           warp->setAttr(
               kMaxDomainAttr,
               b.getI64IntegerAttr(32 * ::kgen::launch::kWarpRowChunks * vec));
-          warp->setAttr(kMinRowsAttr, b.getI64IntegerAttr(kWarpMinRows));
+          warp->setAttr(kMinRowsAttr, b.getI64IntegerAttr(warpMinRows));
         }
         // Before the others: the runtime takes the first variant that fits.
-        for (int64_t n : kExactLengths) {
+        for (int64_t n : exactLengths) {
           // The held variants do as well where they take at most
-          // kHeldThreadsAsGood threads (bench/results/variant-thresholds.md).
-          if (!held.empty() && n <= kHeldThreadsAsGood * vec * held.back())
+          // held-threads-as-good threads.
+          if (!held.empty() && n <= heldThreadsAsGood * vec * held.back())
             continue;
           auto exact = cast<KernelOp>(b.clone(*k));
           exact.setSymName((name + "_vec_n" + Twine(n)).str());
@@ -198,26 +188,27 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
                          !k.getBody().getOps<ReduceOp>().empty();
       int64_t nvec = length ? *length / chunkVector(k) : 0;
       // Kernels whose reductions nest get a cluster variant only for rows
-      // of at least kNestedClusterMinChunks (a second cluster barrier). The
+      // of at least nested-cluster-min-chunks (a second barrier). The
       // variance and softmax's sum count as one level: kgen-one-pass-variance
       // and kgen-online-softmax make them one in this variant.
       bool expSum = llvm::any_of(k.getBody().getOps<ReduceOp>(),
                                  [](ReduceOp r) { return expSumInput(r); });
       bool nested = hasNestedReduction(k, /*onePass=*/true);
-      int64_t fewest = nested   ? kNestedClusterMinChunks
-                       : expSum ? kExpSumClusterMinChunks
-                                : kClusterMinChunks;
+      int64_t fewest = nested   ? nestedClusterMinChunks
+                       : expSum ? expSumClusterMinChunks
+                                : clusterMinChunks;
       if (clusters && wholeReduce && nvec >= fewest) {
         auto few = cast<KernelOp>(b.clone(*k));
         few.setSymName((name + "_vec_cluster").str());
         assume(few, 16, 16);
         few->setAttr(kVariantAttr, b.getStringAttr("vec"));
         int64_t most =
-            nvec / (expSum ? kExpSumChunksPerFewRow : kChunksPerFewRow);
+            nvec / (expSum ? expSumClusterChunksPerRow : clusterChunksPerRow);
         if (!expSum && hasNestedReduction(k))
-          most = std::min(nvec / kTwoLevelChunksPerFewRow, kTwoLevelMaxFewRows);
+          most = std::min<int64_t>(nvec / twoLevelClusterChunksPerRow,
+                                   twoLevelClusterMaxRows);
         if (nested)
-          most = kNestedMaxFewRows;
+          most = nestedClusterMaxRows;
         few->setAttr(kMaxRowsAttr, b.getI64IntegerAttr(most));
       }
       if (wholeReduce) {

@@ -59,6 +59,21 @@ inline constexpr int64_t kMaxHeldElements = 64;
 inline constexpr int64_t kWidestHeldSplitChunks = 4;
 inline constexpr int64_t kWidestHeldSplitThreads = 256;
 
+/// The largest value a tuning option takes: past it, products of options
+/// could overflow.
+inline constexpr int64_t kMaxTuningValue = int64_t(1) << 30;
+
+/// Fails, naming `pass` and `option`, where a value a profile or a flag gave
+/// lies outside [least, most]: options are user input, checked once in the
+/// pass's initialize() rather than trusted by each rule that reads them.
+LogicalResult checkOption(MLIRContext *ctx, const Pass &pass,
+                          const Pass::Option<int64_t> &option, int64_t least,
+                          int64_t most = kMaxTuningValue);
+/// ...and for a list: each value in range, in strictly ascending order.
+LogicalResult checkOption(MLIRContext *ctx, const Pass &pass,
+                          const Pass::ListOption<int64_t> &option,
+                          int64_t least, int64_t most = kMaxTuningValue);
+
 /// The gpu.func attribute listing its parameters for the spec.
 inline constexpr llvm::StringLiteral kAbiAttr = "kgen.abi";
 

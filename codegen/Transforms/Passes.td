@@ -68,6 +68,36 @@ def KgenMakeVariants : Pass<"kgen-make-variants", "ModuleOp"> {
   let options = [
     Option<"clusters", "clusters", "bool", "false",
            "Make `_vec_cluster` variants (the target has clusters)">,
+    // Tuning (a profile sets these; codegen/Profiles).
+    ListOption<"exactLengths", "exact-lengths", "int64_t",
+               "Row lengths a dynamic kernel gets `_vec_nN` variants for",
+               "llvm::cl::list_init<int64_t>({2048, 4096, 8192, 16384})">,
+    ListOption<"heldChunks", "held-chunks", "int64_t",
+               "Chunks a thread of the `_vec_holdC` variants holds",
+               "llvm::cl::list_init<int64_t>({2, 4, 8})">,
+    Option<"heldThreadsAsGood", "held-threads-as-good", "int64_t", "256",
+           "Threads up to which a held variant replaces a `_vec_nN` one">,
+    Option<"warpMinRows", "warp-min-rows", "int64_t", "4096",
+           "Rows from which `_vec_warp` is launched">,
+    Option<"clusterChunksPerRow", "cluster-chunks-per-row", "int64_t", "64",
+           "`_vec_cluster` takes at most a row's chunks / this many rows">,
+    Option<"clusterMinChunks", "cluster-min-chunks", "int64_t", "256",
+           "The shortest row, in chunks, that gets `_vec_cluster`">,
+    Option<"expSumClusterChunksPerRow", "exp-sum-cluster-chunks-per-row",
+           "int64_t", "128", "cluster-chunks-per-row for an online softmax">,
+    Option<"expSumClusterMinChunks", "exp-sum-cluster-min-chunks", "int64_t",
+           "1024", "cluster-min-chunks for an online softmax">,
+    Option<"twoLevelClusterChunksPerRow", "two-level-cluster-chunks-per-row",
+           "int64_t", "32",
+           "cluster-chunks-per-row where `_vec` reduces in two levels and "
+           "the cluster in one">,
+    Option<"twoLevelClusterMaxRows", "two-level-cluster-max-rows", "int64_t",
+           "32", "...and the most rows such a cluster variant takes">,
+    Option<"nestedClusterMinChunks", "nested-cluster-min-chunks", "int64_t",
+           "2048", "cluster-min-chunks where the cluster reduces in two "
+           "levels">,
+    Option<"nestedClusterMaxRows", "nested-cluster-max-rows", "int64_t", "8",
+           "...and the most rows such a cluster variant takes">,
   ];
   let dependentDialects = ["::mlir::kgen::KgenDialect"];
 }
@@ -87,6 +117,31 @@ def KgenSchedule : Pass<"kgen-schedule", "ModuleOp"> {
            "Force the threads per row (a power of two; 0 = choose)">,
     Option<"rowsPerBlock", "rows-per-block", "int64_t", "0",
            "Force the rows per block, at launch too (0 = choose)">,
+    Option<"registersPerSM", "registers-per-sm", "int64_t", "65536",
+           "Registers of an SM (the target's)">,
+    Option<"maxBlockThreads", "max-block-threads", "int64_t", "1024",
+           "Threads a block may take (the target's)">,
+    // Tuning (a profile sets these; codegen/Profiles).
+    Option<"maxRegisterElements", "max-register-elements", "int64_t", "128",
+           "Held row elements a thread may keep before the row is re-read">,
+    Option<"targetChunks", "target-chunks", "int64_t", "4",
+           "Chunks a thread aims to hold of a row that reduces">,
+    Option<"targetChunksElementwise", "target-chunks-elementwise", "int64_t",
+           "1", "...of a row that does not">,
+    Option<"splitTargetMinChunks", "split-target-min-chunks", "int64_t", "256",
+           "The shortest row, in chunks, whose held rows split target-chunks">,
+    Option<"elementwiseBlock", "elementwise-block", "int64_t", "128",
+           "Threads per block of kernels without reductions">,
+    Option<"dynamicThreads", "dynamic-threads", "int64_t", "256",
+           "Threads per row of dynamic rows the launch does not shape">,
+    Option<"wideRowThreads", "wide-row-threads", "int64_t", "512",
+           "The most threads a row that reduces on few rows may take">,
+    Option<"maxHeldThreads", "max-held-threads", "int64_t", "512",
+           "The most threads a row held over launched threads may take">,
+    Option<"maxHeldChunks", "max-held-chunks", "int64_t", "8",
+           "The most chunks a thread holds of each row load">,
+    Option<"clusterBlockChunks", "cluster-block-chunks", "int64_t", "128",
+           "Chunks each block of a cluster aims to take of its row">,
   ];
   let dependentDialects = ["::mlir::kgen::KgenDialect"];
 }
@@ -120,18 +175,51 @@ def KgenLowerToGPU : Pass<"kgen-lower-to-gpu", "ModuleOp"> {
     output is held under a register cap for three blocks an SM.
   }];
   let options = [
+    Option<"prefetch", "prefetch", "bool", "false",
+           "Prefetch a held row's lines to L2 before any memory access (for "
+           "kernels that wait on the grids before them)">,
+    Option<"registersPerSM", "registers-per-sm", "int64_t", "65536",
+           "Registers of an SM (the target's)">,
+    // Tuning (a profile sets these; codegen/Profiles).
     Option<"busyRows", "busy-rows", "bool", "false",
            "Three blocks an SM for long busy bf16 rows (measured on sm_90)">,
     Option<"lateRowRegisters", "late-row-registers", "bool", "false",
            "Count rows loaded late (chosen per group of rows, or in a "
            "cluster) in the register cap of wide blocks (sm_100: ptxas "
            "spilled without them)">,
-    Option<"prefetch", "prefetch", "bool", "false",
-           "Prefetch a held row's lines to L2 before any memory access (for "
-           "kernels that wait on the grids before them)">,
     Option<"prefetchAhead", "prefetch-ahead", "bool", "false",
            "Once a held row's loads are issued, prefetch a later block's row "
            "to L2 (measured on sm_90)">,
+    Option<"clusterPreloadChunks", "cluster-preload-chunks", "int64_t", "2",
+           "Chunks a thread of a cluster holds up to which it loads every "
+           "row with the reductions'">,
+    Option<"prefetchChunks", "prefetch-chunks", "int64_t", "4",
+           "Chunks a thread holds up to which it prefetches its own chunks' "
+           "lines">,
+    Option<"prefetchBlocks", "prefetch-blocks", "int64_t", "256",
+           "The largest grid whose every block prefetches">,
+    Option<"prefetchAheadBytes", "prefetch-ahead-bytes", "int64_t",
+           "6291456", "How far ahead, in bytes of row inputs, prefetch-ahead "
+           "reaches">,
+    Option<"prefetchAheadMinRows", "prefetch-ahead-min-rows", "int64_t",
+           "1024", "Rows a grid needs for prefetch-ahead">,
+    Option<"minResidentThreads", "min-resident-threads", "int64_t", "512",
+           "Threads an SM keeps resident under the register cap">,
+    Option<"rereadResidentThreads", "reread-resident-threads", "int64_t",
+           "768", "...for a kernel that re-reads its rows">,
+    Option<"busyResidentThreads", "busy-resident-threads", "int64_t", "768",
+           "...for busy rows (busy-rows)">,
+    Option<"wideBlock", "wide-block", "int64_t", "256",
+           "Launched threads from which a block of few chunks a thread is "
+           "wide">,
+    Option<"fewChunks", "few-chunks", "int64_t", "4",
+           "The most chunks a thread of a wide block holds">,
+    Option<"wideBlockResidentThreads", "wide-block-resident-threads",
+           "int64_t", "1024", "Threads an SM keeps resident of wide blocks">,
+    Option<"registersBesideRow", "registers-beside-row", "int64_t", "24",
+           "Registers a wide block's thread needs besides its row's words">,
+    Option<"widestHeldThreads", "widest-held-threads", "int64_t", "448",
+           "Threads of the `_vec_hold4_wide` block two of which an SM keeps">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

@@ -178,6 +178,9 @@ public:
   bool prefetch = false;
   /// Prefetch a later block's row once the held row's loads are issued.
   bool prefetchAhead = false;
+  /// kgen-lower-to-gpu's options of these names (Passes.td).
+  int64_t clusterPreloadChunks = 0, prefetchChunks = 0, prefetchBlocks = 0,
+          prefetchAheadBytes = 0, prefetchAheadMinRows = 0;
   /// The kernel's `.maxnreg` (LowerToGPU's registerCap).
   int64_t maxRegisters = 255;
   std::optional<int64_t> staticLength;

@@ -16,69 +16,52 @@ using namespace mlir::kgen;
 
 namespace {
 
-// Row elements (over the row loads held across reductions) one thread may
-// hold in registers before the row is re-read instead: keeps every bundled
-// kernel free of spills.
-constexpr int64_t kMaxRegisterElements = 128;
-// Chunks each thread aims to hold: enough independent 16-byte loads in
-// flight to cover memory latency without starving occupancy. Kernels
-// without reductions need not hold a row, so they take fewer (and more
-// threads), which also keeps transcendental-heavy bodies free of spills.
-constexpr int64_t kTargetChunks = 4;
-constexpr int64_t kTargetChunksElementwise = 1;
-// A row that holds several rows (fused_add_rmsnorm: x and the residual)
-// splits kTargetChunks between them, on rows of at least this many chunks
-// (shorter ones were not measured) whose chunks a power of two of threads,
-// at most kMaxThreadsPerRow, splits exactly (a masked last chunk counts:
-// 4095); an uneven split, or one held row and a weight, lost
-// (bench/results/schedule-thresholds.md).
-constexpr int64_t kSplitTargetMinChunks = 256;
+// The tuning options (Passes.td) and their reasons:
+// - max-register-elements: row elements (over the row loads held across
+//   reductions) a thread may hold before the row is re-read; keeps every
+//   bundled kernel free of spills.
+// - target-chunks: enough independent 16-byte loads in flight to cover
+//   memory latency without starving occupancy. Kernels without reductions
+//   need not hold a row, so they take fewer (target-chunks-elementwise) and
+//   more threads, which keeps transcendental-heavy bodies free of spills.
+// - split-target-min-chunks: a row that holds several rows (fused_add_rmsnorm:
+//   x and the residual) splits target-chunks between them, on rows this long
+//   (shorter ones were not measured) whose chunks a power of two of threads,
+//   at most kMaxThreadsPerRow, splits exactly (a masked last chunk counts:
+//   4095); an uneven split, or one held row and a weight, lost.
+// - elementwise-block: a block's threads leave the SM together, so smaller
+//   blocks free their slots sooner for the next rows; blocks of 64 or fewer
+//   are limited by the rate blocks start.
+// - dynamic-threads: dynamic rows whose launch does not shape them: rows
+//   without reductions, the `_any` fallback, forced threads or rows.
+// - wide-row-threads: a row that reduces on fewer than kManyRows rows takes
+//   up to this many threads (whole warps) before each holds more than
+//   target-chunks: half the registers a thread, twice the warps an SM for
+//   the same bytes in flight. Not softmax (its max, then sum of
+//   exponentials), rows stored narrower than loaded (rmsnorm_quant), nor
+//   rows that also read rows chosen by another index (adaln_rmsnorm spilled).
+// - max-held-threads: a block of 512 leaves each thread the 128 registers
+//   its chunks need.
+// - max-held-chunks: past it the kernel gets every register the block
+//   leaves, one block an SM, which ran slower than more threads of 8 chunks.
+// - cluster-block-chunks: one per thread of 128, so that few rows spread
+//   their loads over many SMs (2 to 8 blocks a row, hidden 2048 to 8192 in
+//   bf16).
+// The measurements are in bench/results/schedule-thresholds.md.
+
 // Threads per block the row groups of kernels with reductions are packed
-// into.
+// into, and a variant for many rows' threads a row (one row a block, up to
+// 8 chunks each): kgen::launch, shared with the runtime.
 constexpr int64_t kTargetBlock = ::kgen::launch::kRowsBlock;
-// Kernels without reductions take blocks of 128: a block's threads leave
-// the SM together, so smaller blocks free their slots sooner for the next
-// rows; blocks of 64 or fewer are limited by the rate blocks start
-// (bench/results/schedule-thresholds.md).
-constexpr int64_t kElementwiseBlock = 128;
-// A variant for many rows takes one row per block and at most
-// kgen::launch::kManyRowsThreads threads per row (up to 8 chunks each).
 using ::kgen::launch::kManyRowsThreads;
 // The launch's rows a block (kgen::launch, shared with the runtime).
 constexpr int64_t kLaunchBlock = ::kgen::launch::kMinBlockThreads;
 constexpr int64_t kLaunchBlockChunks = ::kgen::launch::kMinBlockChunks;
-// Threads per row for dynamic rows, whose length is unknown, where the
-// launch does not choose them: rows without reductions, rows not known to
-// be whole chunks (the `_any` fallback), and forced --threads-per-row or
-// --rows-per-block.
-constexpr int64_t kDynamicThreads = 256;
-// The most threads a block of re-read rows chosen at launch may take (see
-// kgen::rt::launchedRowsBlock, which gives rows of 128 bf16 elements 16
-// threads, 16 rows a block): long re-read rows want more threads
-// (bench/results/schedule-thresholds.md).
-constexpr int64_t kMaxLaunchThreads = 1024;
 // At most kgen::launch::kMaxThreadsPerRow threads per row: more rows in
 // flight per SM matter more than fewer chunks per thread.
 using ::kgen::launch::kMaxThreadsPerRow;
-// ...except a row that reduces on fewer than kManyRows rows, which takes up
-// to this many threads (whole warps) before each holds more than
-// kTargetChunks: half the registers a thread, twice the warps an SM for the
-// same bytes in flight. Not softmax (its max, then sum of exponentials),
-// rows stored narrower than loaded (rmsnorm_quant), nor rows that also read
-// rows chosen by another index (adaln_rmsnorm spilled)
-// (bench/results/schedule-thresholds.md).
-constexpr int64_t kWideRowThreads = 512;
-// The most threads a row held over threads chosen at launch may take: a
-// block of 512 leaves each thread the 128 registers its chunks need.
-constexpr int64_t kMaxHeldThreads = 512;
-// The most chunks a thread holds of each row load. Past it the kernel gets
-// every register the block leaves, one block an SM, which ran slower than
-// more threads of 8 chunks (bench/results/schedule-thresholds.md).
-constexpr int64_t kMaxHeldChunks = 8;
-// Chunks each block of a cluster aims to take of its row: one per thread of
-// 128, so that few rows spread their loads over many SMs (2 to 8 blocks a
-// row, hidden 2048 to 8192 in bf16).
-constexpr int64_t kClusterBlockChunks = 128;
+// The most blocks a cluster takes (the portable cluster size).
+constexpr int64_t kMaxClusterBlocks = 8;
 
 /// Splits a row of `nvec` chunks into tiles of `c` <= `target` chunks per
 /// thread over `tpr` threads (whole warps), wasting the fewest chunk slots:
@@ -113,11 +96,12 @@ std::tuple<int64_t, int64_t, int64_t> tileRow(int64_t nvec, int64_t target,
 /// may leave chunk slots idle (hidden 11008: 256 x 6 slots for 1376 chunks,
 /// 10%). Whole warps of up to 8 chunks that leave fewer idle (352 x 4:
 /// 2.3%) are taken instead: the fewest idle slots, then at most `most`
-/// threads, then chunks nearest the target
+/// threads, then chunks nearest the target, at most `maxChunks` each
 /// (bench/results/schedule-thresholds.md).
 /// Returns (tpr, c), or nothing when no candidate leaves fewer idle.
-std::optional<std::pair<int64_t, int64_t>>
-evenRow(int64_t nvec, int64_t tpr, int64_t target, int64_t most) {
+std::optional<std::pair<int64_t, int64_t>> evenRow(int64_t nvec, int64_t tpr,
+                                                   int64_t target, int64_t most,
+                                                   int64_t maxChunks) {
   int64_t idle = tpr * llvm::divideCeil(nvec, tpr) - nvec;
   if (idle == 0 || tpr < 32)
     return std::nullopt;
@@ -125,7 +109,7 @@ evenRow(int64_t nvec, int64_t tpr, int64_t target, int64_t most) {
   auto key = [&](int64_t t, int64_t c) {
     return std::make_tuple(t * c - nvec, t > most, std::abs(c - target));
   };
-  for (int64_t c = 1; c <= 8; ++c) {
+  for (int64_t c = 1; c <= maxChunks; ++c) {
     int64_t t = llvm::alignTo(llvm::divideCeil(nvec, c), 32);
     if (t > 2 * kMaxThreadsPerRow || t * c - nvec >= idle)
       continue;
@@ -137,12 +121,12 @@ evenRow(int64_t nvec, int64_t tpr, int64_t target, int64_t most) {
 
 /// How a row of `nvec` chunks spreads over a cluster: (tiles, threads,
 /// chunks a thread), equal spans of whole warps, at most 256 threads each,
-/// so that no chunk needs a mask. The most tiles up to about
-/// kClusterBlockChunks chunks a block; none when no 2 to 8 tiles split the
-/// row so (bf16 11008: 1376 chunks, 43 warps).
+/// so that no chunk needs a mask. The most tiles up to about `blockChunks`
+/// chunks a block; none when no 2 to kMaxClusterBlocks tiles split the row
+/// so (bf16 11008: 1376 chunks, 43 warps).
 std::optional<std::tuple<int64_t, int64_t, int64_t>>
-clusterSplit(int64_t nvec) {
-  int64_t most = std::clamp<int64_t>(nvec / kClusterBlockChunks, 2, 8);
+clusterSplit(int64_t nvec, int64_t blockChunks) {
+  int64_t most = std::clamp<int64_t>(nvec / blockChunks, 2, kMaxClusterBlocks);
   for (int64_t tiles = most; tiles >= 2; --tiles) {
     if (nvec % tiles)
       continue;
@@ -166,6 +150,23 @@ bool sameButRows(ScheduleAttr a, ScheduleAttr b) {
 struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
   using Base::Base;
 
+  LogicalResult initialize(MLIRContext *ctx) override {
+    auto ok = [&](const auto &option, int64_t least,
+                  int64_t most = kMaxTuningValue) {
+      return succeeded(checkOption(ctx, *this, option, least, most));
+    };
+    return success(ok(threadsPerRow, 0) && ok(rowsPerBlock, 0) &&
+                   ok(registersPerSM, 1) && ok(maxBlockThreads, 32) &&
+                   ok(maxRegisterElements, 2) && ok(targetChunks, 1) &&
+                   ok(targetChunksElementwise, 1) &&
+                   ok(splitTargetMinChunks, 0) &&
+                   ok(elementwiseBlock, 1, maxBlockThreads) &&
+                   ok(dynamicThreads, 1, maxBlockThreads) &&
+                   ok(wideRowThreads, 32, maxBlockThreads) &&
+                   ok(maxHeldThreads, 32, maxBlockThreads) &&
+                   ok(maxHeldChunks, 1, 64) && ok(clusterBlockChunks, 1));
+  }
+
   void runOnOperation() override {
     // A cluster variant whose row splits unevenly would mask its chunks:
     // `_vec` serves those rows.
@@ -174,7 +175,8 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       if (k->hasAttr(kMaxRowsAttr)) {
         std::optional<int64_t> length =
             getConstantIntValue(k.getDomainOp().getLength());
-        if (!length || !clusterSplit(*length / chunkVector(k)))
+        if (!length ||
+            !clusterSplit(*length / chunkVector(k), clusterBlockChunks))
           k.erase();
       }
     bool ok = true;
@@ -229,7 +231,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     if (auto held = k->getAttrOfType<IntegerAttr>(kHeldChunksAttr)) {
       // One chunk a thread: x threads a row by y rows, a block of at most
       // kTargetBlock, as the short rows of kernels of static length take.
-      int64_t block = held.getInt() == 1 ? kTargetBlock : kMaxHeldThreads;
+      int64_t block = held.getInt() == 1 ? kTargetBlock : maxHeldThreads;
       if (auto most = k->getAttrOfType<IntegerAttr>(kHeldThreadsAttr))
         block = std::min(block, most.getInt());
       auto attr = ScheduleAttr::getChecked(
@@ -245,7 +247,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       // Rows of whole chunks (kgen-make-variants checked) that split evenly
       // (checked above). The forced threads and rows do not apply: a block
       // of a cluster holds one row.
-      auto [tiles, t, c] = *clusterSplit(*length / vector);
+      auto [tiles, t, c] = *clusterSplit(*length / vector, clusterBlockChunks);
       auto attr = ScheduleAttr::getChecked(
           [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
           vector, t, int64_t(1), c, false, tiles, false, int64_t(0), true);
@@ -284,23 +286,23 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
         knownDivisor(k.getDomainOp().getLength(), k) % vector == 0) {
       auto attr = ScheduleAttr::getChecked(
           [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
-          vector, kMaxLaunchThreads, int64_t(1), int64_t(0), true, int64_t(1),
-          true, int64_t(0), false);
+          vector, int64_t(maxBlockThreads), int64_t(1), int64_t(0), true,
+          int64_t(1), true, int64_t(0), false);
       if (!attr)
         return failure();
       k.setScheduleAttr(attr);
       return success();
     }
     if (!length || rolledFallback) {
-      tpr = kDynamicThreads;
+      tpr = dynamicThreads;
       reread = true;
     } else {
       int64_t nvec = llvm::divideCeil(*length, vector);
-      int64_t target = reduces ? kTargetChunks : kTargetChunksElementwise;
+      int64_t target = reduces ? targetChunks : targetChunksElementwise;
       // Elementwise kernels hold nothing across chunks: past a few chunks a
       // loop (one chunk at a time) does as well with fewer registers.
       int64_t maxElements =
-          reduces ? kMaxRegisterElements : kMaxRegisterElements / 2;
+          reduces ? maxRegisterElements : maxRegisterElements / 2;
       auto threadsFor = [&](int64_t cap) {
         if (nvec <= 32)
           return (int64_t)llvm::PowerOf2Ceil(nvec);
@@ -325,7 +327,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
         tpr = t;
         int64_t rpb = rowsPerBlock
                           ? rowsPerBlock
-                          : std::max<int64_t>(1, kElementwiseBlock / tpr);
+                          : std::max<int64_t>(1, elementwiseBlock / tpr);
         auto attr = ScheduleAttr::getChecked(
             [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
             vector, tpr, rpb, c, false, tiles, false, int64_t(0), false);
@@ -337,40 +339,43 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       // The row fits when it takes at most half the registers a thread of a
       // block this wide can have.
       auto fits = [&](int64_t t) {
-        int64_t regs = 65536 / std::max<int64_t>(t, kTargetBlock);
+        int64_t regs = registersPerSM / std::max<int64_t>(t, kTargetBlock);
         int64_t c = llvm::divideCeil(nvec, t);
-        return c <= kMaxHeldChunks &&
+        return c <= maxHeldChunks &&
                c * vector * rowLoads <= std::min(maxElements, regs / 2);
       };
       // A row too long for the threads of many rows takes `_vec`'s.
       if (manyRows && !fits(tpr))
         tpr = threadsFor(kMaxThreadsPerRow);
-      // Several held rows share the target (kSplitTargetMinChunks).
-      if (reduces && heldRows > 1 && nvec >= kSplitTargetMinChunks) {
+      // Several held rows share the target (split-target-min-chunks).
+      if (reduces && heldRows > 1 && nvec >= splitTargetMinChunks) {
         int64_t each = std::max<int64_t>(1, target / heldRows);
         int64_t split = llvm::PowerOf2Ceil(llvm::divideCeil(nvec, each));
         if (split * each == nvec && split > tpr && split <= kMaxThreadsPerRow &&
             fits(split))
           tpr = split;
       }
-      // Otherwise wider rows of threads hold less each; past 1024 threads
-      // the row is re-read (with fewer loop trips than at 256).
-      if (!fits(tpr))
-        tpr = fits(threadsFor(512)) ? threadsFor(512) : threadsFor(1024);
+      // Otherwise wider rows of threads hold less each (half a block, then a
+      // whole one); past that the row is re-read (with fewer loop trips
+      // than at 256).
+      if (!fits(tpr)) {
+        int64_t half = threadsFor(maxBlockThreads / 2);
+        tpr = fits(half) ? half : threadsFor(maxBlockThreads);
+      }
       // Rows of more than `target` chunks a thread on fewer rows: up to
-      // kWideRowThreads threads of `target` (whole warps).
+      // wide-row-threads threads of `target` (whole warps).
       int64_t most = kMaxThreadsPerRow;
       int64_t wide = llvm::alignTo(llvm::divideCeil(nvec, target), 32);
       if (reduces && !manyRows &&
           (int64_t)llvm::divideCeil(nvec, tpr) > target && wide > tpr &&
-          wide <= kWideRowThreads && fits(wide) && !storesNarrowerRow(k) &&
+          wide <= wideRowThreads && fits(wide) && !storesNarrowerRow(k) &&
           !expSum && !mapsRows) {
         tpr = wide;
-        most = kWideRowThreads;
+        most = wideRowThreads;
       }
       if (threadsPerRow)
         tpr = threadsPerRow;
-      else if (auto even = evenRow(nvec, tpr, target, most);
+      else if (auto even = evenRow(nvec, tpr, target, most, maxHeldChunks);
                even && fits(even->first))
         tpr = even->first;
       chunks = llvm::divideCeil(nvec, tpr);
@@ -378,7 +383,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     }
     if (threadsPerRow)
       tpr = threadsPerRow;
-    int64_t block = manyRows ? 1 : reduces ? kTargetBlock : kElementwiseBlock;
+    int64_t block = manyRows ? 1 : reduces ? kTargetBlock : elementwiseBlock;
     int64_t rpb =
         rowsPerBlock ? rowsPerBlock : std::max<int64_t>(1, block / tpr);
     // Rows that reduce over whole warps run in blocks of 64 threads or the

@@ -53,6 +53,9 @@ static cl::SubCommand
 static cl::SubCommand
     diffCmd("diff",
             "diff FILE: measure a baseline's kernels again, show what changed");
+static cl::SubCommand
+    profileCmd("profile", "profile [NAME|FILE]: the built-in tuning profiles, "
+                          "or one profile's pass pipelines");
 
 static cl::OptionCategory cat("kgen options");
 
@@ -68,7 +71,17 @@ static cl::opt<std::string> arch("arch",
                                  cl::desc("Target GPU (sm_75, sm_80, sm_86, "
                                           "sm_89, sm_90, sm_90a, sm_100)"),
                                  cl::init("sm_90"), cl::sub(emitCmd),
-                                 cl::cat(cat));
+                                 cl::sub(profileCmd), cl::cat(cat));
+static cl::opt<std::string> profileArg(cl::Positional,
+                                       cl::desc("[profile name or file]"),
+                                       cl::sub(profileCmd));
+static cl::opt<std::string> profileOption(
+    "profile",
+    cl::desc("Tuning profile: a built-in one's name (kgen profile lists "
+             "them) or a JSON file; without it each arch takes its own"),
+    cl::value_desc("name|file"), cl::sub(emitCmd), cl::sub(bundleCmd),
+    cl::sub(aotCmd), cl::sub(lintCmd), cl::sub(baselineCmd), cl::sub(diffCmd),
+    cl::cat(cat));
 static cl::opt<std::string> dtype("dtype",
                                   cl::desc("Data type: f32, f16, bf16"),
                                   cl::init("bf16"), cl::sub(emitCmd),
@@ -239,12 +252,62 @@ static int runList() {
   return 0;
 }
 
-static codegen::CompileOptions compileOptions() {
-  codegen::CompileOptions opts;
+/// The options every compiling command shares, with --profile read and
+/// checked against `archs`; false after saying what is wrong.
+static bool compileOptions(codegen::CompileOptions &opts,
+                           const std::vector<std::string> &archs) {
   opts.threadsPerRow = threadsPerRow;
   opts.rowsPerBlock = rowsPerBlock;
   opts.cudaPath = cudaPath;
-  return opts;
+  if (profileOption.empty())
+    return true;
+  codegen::TuningProfile profile;
+  std::string error;
+  if (!codegen::loadProfile(profileOption, profile, error)) {
+    fail(error);
+    return false;
+  }
+  codegen::Compiler compiler;
+  for (const std::string &a : archs)
+    if (codegen::findArch(a) && !compiler.checkProfile(profile, a, error)) {
+      fail(error);
+      return false;
+    }
+  opts.profile = std::move(profile);
+  return true;
+}
+
+static int runProfile() {
+  if (profileArg.empty()) {
+    for (const std::string &name : codegen::builtinProfiles()) {
+      codegen::TuningProfile p;
+      std::string error;
+      if (!codegen::loadProfile(name, p, error))
+        return fail(error);
+      llvm::outs() << fmt::format(
+          "{:<10} {:<14} {}\n", p.name,
+          p.archs.empty() ? "any arch" : llvm::join(p.archs, ","), p.about);
+    }
+    return 0;
+  }
+  if (!codegen::findArch(arch))
+    return fail(fmt::format("unknown arch '{}'; supported: {}", arch.getValue(),
+                            archList()));
+  codegen::CompileOptions opts;
+  std::string kgenStage, gpuStage, err;
+  if (!codegen::loadProfile(profileArg, opts.profile.emplace(), err))
+    return fail(err);
+  codegen::Compiler compiler;
+  if (!compiler.describe(opts, arch, kgenStage, gpuStage, err))
+    return fail(err);
+  const codegen::TuningProfile &p = *opts.profile;
+  llvm::outs() << fmt::format(
+      "profile {} ({})\n  for {}\n  {}\nkgen stage on {}:\n  {}\ngpu "
+      "stage:\n  {}\n",
+      p.name, llvm::join(p.chain, " <- "),
+      p.archs.empty() ? "any arch" : llvm::join(p.archs, ", "), p.about,
+      arch.getValue(), kgenStage, gpuStage);
+  return 0;
 }
 
 static int runEmit() {
@@ -262,7 +325,9 @@ static int runEmit() {
       std::find(op->dtypes.begin(), op->dtypes.end(), *dt) == op->dtypes.end())
     return fail(fmt::format("'{}' is not a dtype of {}; use f32, f16 or bf16",
                             dtype.getValue(), op->name));
-  codegen::CompileOptions opts = compileOptions();
+  codegen::CompileOptions opts;
+  if (!compileOptions(opts, {arch}))
+    return 1;
   opts.arch = arch;
   opts.debugIR = debugIR;
   int64_t length = 0;
@@ -354,7 +419,10 @@ static int runBundle() {
   tools::Selection sel;
   if (!selection(sel, {0, 4096}))
     return 1;
-  return tools::emitBundle(output, sel, compileOptions(), jobCount()) ? 1 : 0;
+  codegen::CompileOptions opts;
+  if (!compileOptions(opts, sel.archs))
+    return 1;
+  return tools::emitBundle(output, sel, opts, jobCount()) ? 1 : 0;
 }
 
 static int runAot() {
@@ -392,7 +460,10 @@ static int runAot() {
   aot.cubin = cubinMode;
   aot.ptxas = ptxasPath;
   aot.cudaPath = cudaPath;
-  return tools::emitAot(aot, sel, compileOptions(), jobCount());
+  codegen::CompileOptions opts;
+  if (!compileOptions(opts, sel.archs))
+    return 1;
+  return tools::emitAot(aot, sel, opts, jobCount());
 }
 
 static int runLint() {
@@ -405,7 +476,10 @@ static int runLint() {
   o.cuobjdump = cuobjdumpPath;
   o.cudaPath = cudaPath;
   o.verbose = verbose;
-  return tools::runLint(o, sel, compileOptions(), jobCount());
+  codegen::CompileOptions opts;
+  if (!compileOptions(opts, sel.archs))
+    return 1;
+  return tools::runLint(o, sel, opts, jobCount());
 }
 
 static tools::BaselineTools baselineTools() {
@@ -418,7 +492,10 @@ static int runBaseline() {
   tools::Selection sel;
   if (!selection(sel, {0, 4096}))
     return 1;
-  return tools::saveBaseline(baselineArgs[1], sel, compileOptions(), jobCount(),
+  codegen::CompileOptions opts;
+  if (!compileOptions(opts, sel.archs))
+    return 1;
+  return tools::saveBaseline(baselineArgs[1], sel, opts, jobCount(),
                              baselineTools());
 }
 
@@ -431,8 +508,12 @@ static int runDiff() {
   o.registersSlack = registersSlack;
   o.growthSlack = growthSlack;
   o.verbose = verbose;
-  return tools::runDiff(diffFile, o, failOnRegression, lintConfig,
-                        compileOptions(), jobCount(), baselineTools());
+  // The baseline's archs are checked as its kernels compile.
+  codegen::CompileOptions opts;
+  if (!compileOptions(opts, {}))
+    return 1;
+  return tools::runDiff(diffFile, o, failOnRegression, lintConfig, opts,
+                        jobCount(), baselineTools());
 }
 
 static void printVersion(llvm::raw_ostream &os) {
@@ -452,7 +533,8 @@ int kgen::generatorMain(int argc, char **argv) {
       "  kgen aot -o out --name my_kernels --archs sm_80,sm_90 --lengths "
       "0,4096\n"
       "  kgen lint --config ops/lint.json --archs sm_90\n"
-      "  kgen baseline save base.json --archs sm_90 && kgen diff base.json\n");
+      "  kgen baseline save base.json --archs sm_90 && kgen diff base.json\n"
+      "  kgen profile sm_90 --arch sm_90a\n");
   // A broken registration (a duplicate name, no kernel) is the op author's
   // mistake: report it with its file and line before doing anything.
   std::vector<std::string> errors = checkRegistry();
@@ -474,6 +556,8 @@ int kgen::generatorMain(int argc, char **argv) {
     return runBaseline();
   if (diffCmd)
     return runDiff();
-  return fail("expected a command: list, emit, bundle, aot, lint, baseline "
-              "or diff (see kgen --help)");
+  if (profileCmd)
+    return runProfile();
+  return fail("expected a command: list, emit, bundle, aot, lint, baseline, "
+              "diff or profile (see kgen --help)");
 }
