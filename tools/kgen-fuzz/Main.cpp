@@ -3,12 +3,14 @@
 //   kgen-fuzz run DIR [--ops a,b] [--cases N] [--seconds S] [--seed S]
 //                     [--max-bytes B] [--threads T] [--case "op=..."]
 //   kgen-fuzz minimize DIR OP SEED
+//   kgen-fuzz time DIR (--case TEXT)... [--cases FILE]
 //
 // DIR is a `kgen bundle` folder. Each case of `run` comes from (op, seed)
 // alone; a failure prints its seed and the minimize command. `minimize`
 // shrinks a failing case (layout and values, then row maps' dims, rows and
 // length by bisection) and prints the smallest as a command line and a
-// GoogleTest.
+// GoogleTest. `time` checks each given case as `run` does, then times it
+// (Timing.h) and prints a table: the measure `kgen tune` reads.
 // KGEN_GPU_TEST_FAKE_CUDA runs on the emulator (test/gpu/EmuCuda.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -41,7 +43,8 @@ int usage(const std::string &why) {
             << "usage: kgen-fuzz run DIR [--ops a,b] [--cases N] "
                "[--seconds S] [--seed S] [--max-bytes B] [--threads T]\n"
                "                     [--case TEXT]\n"
-               "       kgen-fuzz minimize DIR OP SEED [--max-bytes B]\n";
+               "       kgen-fuzz minimize DIR OP SEED [--max-bytes B]\n"
+               "       kgen-fuzz time DIR (--case TEXT)... [--cases FILE]\n";
   return 2;
 }
 
@@ -358,17 +361,99 @@ int minimizeCommand(std::vector<std::string> args) {
   return 0;
 }
 
+/// The most cases one `time` run takes: each costs about a second.
+constexpr size_t kMaxTimedCases = 4096;
+
+int timeCommand(const std::vector<std::string> &args) {
+  if (args.empty())
+    return usage("time needs a kernels folder");
+  std::string dir = args[0];
+  std::vector<std::string> texts;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string &a = args[i];
+    if (i + 1 >= args.size())
+      return usage("'" + a + "' needs a value");
+    const std::string &v = args[++i];
+    if (a == "--case") {
+      texts.push_back(v);
+    } else if (a == "--cases") {
+      std::string text;
+      if (!gpu::readTextFile(v, text))
+        return usage("cannot read --cases file '" + v + "'");
+      std::istringstream in(text);
+      for (std::string line; std::getline(in, line);)
+        if (line.find_first_not_of(" \t") != std::string::npos &&
+            line[line.find_first_not_of(" \t")] != '#')
+          texts.push_back(line);
+    } else {
+      return usage("unknown option '" + a + "'");
+    }
+  }
+  if (texts.empty())
+    return usage("time needs --case TEXT or --cases FILE");
+  if (texts.size() > kMaxTimedCases)
+    return usage("time takes at most " + std::to_string(kMaxTimedCases) +
+                 " cases");
+  std::vector<FuzzCase> cases;
+  for (const std::string &t : texts) {
+    std::string err;
+    std::optional<FuzzCase> c = parseCase(t, err);
+    if (!c)
+      return usage("bad case '" + t + "': " + err);
+    cases.push_back(*c);
+  }
+  Bundle bundle;
+  std::string err;
+  if (!bundle.open(dir, err)) {
+    std::cerr << "kgen-fuzz: error: " << err << "\n";
+    return 1;
+  }
+  const rt::Driver *d = openDevice();
+  if (!d)
+    return 1;
+  Runner runner(d, bundle);
+  std::cout << "case\tstatus\tbytes\tcold_us\twarm_us\tmemcpy_cold_us\t"
+               "memcpy_warm_us\twarm_in\n";
+  int failed = 0;
+  for (const FuzzCase &c : cases) {
+    Outcome o = runner.run(c);
+    Timing t;
+    if (o.kind == Outcome::Pass && !runner.timeLast(t, err)) {
+      o.kind = Outcome::Fail;
+      o.what = err;
+      o.fatal = true;
+    }
+    if (o.kind != Outcome::Pass) {
+      failed += o.kind == Outcome::Fail;
+      std::cout << format(c) << "\t"
+                << (o.kind == Outcome::Fail ? "FAIL: " : "SKIP: ") << o.what
+                << "\t\t\t\t\t\t\n";
+      if (o.fatal)
+        return 1;
+      continue;
+    }
+    char line[256];
+    std::snprintf(line, sizeof line, "\tpass\t%lld\t%.2f\t%.2f\t%.2f\t%.2f\t%s",
+                  (long long)t.bytes, t.coldUs, t.warmUs, t.memcpyColdUs,
+                  t.memcpyWarmUs, t.graph ? "graph" : "stream");
+    std::cout << format(c) << line << std::endl;
+  }
+  return failed ? 1 : 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty())
-    return usage("expected a command: run or minimize");
+    return usage("expected a command: run, minimize or time");
   std::string cmd = args[0];
   args.erase(args.begin());
   if (cmd == "run")
     return runCommand(args);
   if (cmd == "minimize")
     return minimizeCommand(args);
+  if (cmd == "time")
+    return timeCommand(args);
   return usage("unknown command '" + cmd + "'");
 }

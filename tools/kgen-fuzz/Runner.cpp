@@ -149,6 +149,7 @@ const gpu::RtKernel *Bundle::kernel(const std::string &op, DType dtype,
 Outcome Runner::run(const FuzzCase &c) {
   Outcome out;
   std::string err;
+  lastKernel = nullptr;
   auto skip = [&](const std::string &why) {
     out.kind = Outcome::Skip;
     out.what = why;
@@ -492,7 +493,40 @@ Outcome Runner::run(const FuzzCase &c) {
     if (!errors[si].empty())
       return fail(errors[si]);
   }
+  // The fewest bytes a launch moves: each input's rows read once, each
+  // written tensor's written once; of a gathered table, at most a row a
+  // case row.
+  lastBytes = 0;
+  for (size_t t = 0; t < nt; ++t) {
+    const Place &p = place[t];
+    int64_t rowsRead = p.group == 0 && p.rowsHeld > 1
+                           ? std::min(p.rowsHeld, c.rows)
+                           : p.rowsHeld;
+    int64_t rowBytes = p.rowLength * p.elem;
+    if (dsl.tensors[t].isInput)
+      lastBytes += rowsRead * rowBytes;
+    if (dsl.tensors[t].isWritten)
+      lastBytes += p.rowsHeld * rowBytes;
+  }
+  lastKernel = k;
+  lastArgs = args;
+  lastRows = sh.launchRows;
   return out;
+}
+
+bool Runner::timeLast(Timing &out, std::string &err) {
+  if (!lastKernel) {
+    err = "no case passed to time";
+    return false;
+  }
+  auto launch = [&](CUstream stream, std::string &e) {
+    kgen_status st = kgen_launch(lastKernel->k, lastArgs.data(),
+                                 lastArgs.size(), lastRows, stream);
+    if (st != KGEN_OK)
+      e = std::string("kgen_launch: ") + kgen_last_error();
+    return st == KGEN_OK;
+  };
+  return timeLaunches(d, launch, lastBytes, out, err);
 }
 
 std::string runCaseText(const std::string &dir, const std::string &text) {

@@ -14,6 +14,7 @@
 
 #include "FuzzCase.h"
 #include "RowMaps.h"
+#include "Timing.h"
 
 #include "GpuCommon.h"
 
@@ -68,6 +69,9 @@ public:
   Runner(const rt::Driver *d, Bundle &bundle, unsigned threads = 0)
       : d(d), bundle(bundle), threads(threads) {}
   Outcome run(const FuzzCase &c);
+  /// Times the case the last run() passed, on its buffers (Timing.h); false
+  /// with `err` when there is none or a launch fails.
+  bool timeLast(Timing &out, std::string &err);
 
 private:
   struct Slot {
@@ -78,6 +82,10 @@ private:
   Bundle &bundle;
   unsigned threads;
   std::vector<Slot> slots;
+  /// The last passing case's launch, and the fewest bytes it moves.
+  const gpu::RtKernel *lastKernel = nullptr;
+  std::vector<kgen_arg> lastArgs;
+  int64_t lastRows = 0, lastBytes = 0;
 };
 
 /// Runs the case of format()'s text on the bundle in `dir`: "" when it
