@@ -9,6 +9,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -210,6 +211,41 @@ bool parseProfile(std::string_view text, const std::string &source,
   std::string inherits;
   return parseOne(text, source, out, inherits, error) &&
          resolve(out, inherits, error);
+}
+
+std::string writeProfile(const TuningProfile &profile) {
+  // Back from the pass's text: a bool, an integer, else a list (a list of
+  // one reads as that integer, which the list option parses alike).
+  auto value = [](const std::string &text) -> llvm::json::Value {
+    if (text == "true" || text == "false")
+      return text == "true";
+    int64_t v;
+    if (!llvm::StringRef(text).getAsInteger(10, v))
+      return v;
+    llvm::json::Array items;
+    llvm::SmallVector<llvm::StringRef> parts;
+    llvm::StringRef(text).split(parts, ',', -1, /*KeepEmpty=*/false);
+    for (llvm::StringRef part : parts)
+      if (!part.trim().getAsInteger(10, v))
+        items.push_back(v);
+    return items;
+  };
+  llvm::json::Object options;
+  for (const auto &[pass, values] : profile.options) {
+    llvm::json::Object o;
+    for (const auto &[name, text] : values)
+      o[name] = value(text);
+    options[pass] = std::move(o);
+  }
+  llvm::json::Object top{{"profile", profile.name},
+                         {"about", profile.about},
+                         {"options", std::move(options)}};
+  if (!profile.archs.empty())
+    top["archs"] = llvm::json::Array(profile.archs);
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(top))) << "\n";
+  return out;
 }
 
 bool loadProfile(const std::string &nameOrPath, TuningProfile &out,

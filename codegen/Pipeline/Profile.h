@@ -45,6 +45,10 @@ bool loadProfile(const std::string &nameOrPath, TuningProfile &out,
 bool parseProfile(std::string_view text, const std::string &source,
                   TuningProfile &out, std::string &error);
 
+/// `profile` as a file loadProfile reads back to the same options, resolved:
+/// every option it holds, nothing inherited.
+std::string writeProfile(const TuningProfile &profile);
+
 } // namespace kgen::codegen
 
 #endif // KGEN_CODEGEN_PIPELINE_PROFILE_H

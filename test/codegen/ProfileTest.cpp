@@ -65,6 +65,20 @@ TEST(Profile, InheritsItsParentsOptionsUnderItsOwn) {
   EXPECT_EQ(p.options["kgen-schedule"]["target-chunks"], "2");
 }
 
+TEST(Profile, WrittenProfilesReadBackAlike) {
+  codegen::TuningProfile p = parse(R"({
+    "profile": "mine", "inherits": "sm_90", "about": "a test",
+    "options": {"kgen-make-variants": {"exact-lengths": [4096, 16384],
+                                       "held-chunks": [], "warp-min-rows": 64},
+                "kgen-lower-to-gpu": {"prefetch-ahead": false}}})");
+  codegen::TuningProfile back = parse(codegen::writeProfile(p));
+  EXPECT_EQ(back.name, "mine");
+  EXPECT_EQ(back.about, "a test");
+  EXPECT_EQ(back.archs, p.archs);
+  EXPECT_EQ(back.options, p.options);
+  EXPECT_EQ(back.chain, std::vector<std::string>{"mine"}); // resolved
+}
+
 TEST(Profile, MalformedFilesAreRefusedByName) {
   EXPECT_THAT(parseError("[1]"), HasSubstr("test.json: a profile is a JSON "
                                            "object"));

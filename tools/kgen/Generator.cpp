@@ -19,6 +19,7 @@
 #include "Bundle.h"
 #include "Jobs.h"
 #include "Lint.h"
+#include "Tune.h"
 
 #include "codegen/Pipeline/Pipeline.h"
 #include "dsl/Registry.h"
@@ -56,6 +57,9 @@ static cl::SubCommand
 static cl::SubCommand
     profileCmd("profile", "profile [NAME|FILE]: the built-in tuning profiles, "
                           "or one profile's pass pipelines");
+static cl::SubCommand
+    tuneCmd("tune", "tune plan RUN --space FILE: candidate profiles' bundles "
+                    "and cases to time; tune pick RUN: the winners");
 
 static cl::OptionCategory cat("kgen options");
 
@@ -72,6 +76,22 @@ static cl::opt<std::string> arch("arch",
                                           "sm_89, sm_90, sm_90a, sm_100)"),
                                  cl::init("sm_90"), cl::sub(emitCmd),
                                  cl::sub(profileCmd), cl::cat(cat));
+static cl::list<std::string>
+    tuneArgs(cl::Positional, cl::desc("plan RUN | pick RUN"), cl::sub(tuneCmd));
+static cl::opt<std::string>
+    tuneSpace("space",
+              cl::desc("tune plan: a JSON file of {pass: {option: [values]}} "
+                       "to try, one change at a time"),
+              cl::value_desc("file"), cl::sub(tuneCmd), cl::cat(cat));
+static cl::list<int64_t> tuneRows("rows",
+                                  cl::desc("tune plan: the rows of each case"),
+                                  cl::CommaSeparated, cl::sub(tuneCmd),
+                                  cl::cat(cat));
+static cl::opt<double> tuneNoise(
+    "noise",
+    cl::desc("tune pick: the least relative change that counts (raised to "
+             "the base's spread between its two runs)"),
+    cl::init(0.02), cl::sub(tuneCmd), cl::cat(cat));
 static cl::opt<std::string> profileArg(cl::Positional,
                                        cl::desc("[profile name or file]"),
                                        cl::sub(profileCmd));
@@ -81,7 +101,7 @@ static cl::opt<std::string> profileOption(
              "them) or a JSON file; without it each arch takes its own"),
     cl::value_desc("name|file"), cl::sub(emitCmd), cl::sub(bundleCmd),
     cl::sub(aotCmd), cl::sub(lintCmd), cl::sub(baselineCmd), cl::sub(diffCmd),
-    cl::cat(cat));
+    cl::sub(tuneCmd), cl::cat(cat));
 static cl::opt<std::string> dtype("dtype",
                                   cl::desc("Data type: f32, f16, bf16"),
                                   cl::init("bf16"), cl::sub(emitCmd),
@@ -126,23 +146,24 @@ static cl::opt<std::string>
     cudaPath("cuda-path", cl::desc("CUDA toolkit (for libdevice)"),
              cl::init("/usr/local/cuda"), cl::sub(emitCmd), cl::sub(bundleCmd),
              cl::sub(aotCmd), cl::sub(lintCmd), cl::sub(baselineCmd),
-             cl::sub(diffCmd), cl::cat(cat));
-static cl::list<std::string> bundleArchs("archs",
-                                         cl::desc("Archs to compile for"),
-                                         cl::CommaSeparated, cl::sub(bundleCmd),
-                                         cl::sub(aotCmd), cl::sub(lintCmd),
-                                         cl::sub(baselineCmd), cl::cat(cat));
+             cl::sub(diffCmd), cl::sub(tuneCmd), cl::cat(cat));
+static cl::list<std::string>
+    bundleArchs("archs", cl::desc("Archs to compile for"), cl::CommaSeparated,
+                cl::sub(bundleCmd), cl::sub(aotCmd), cl::sub(lintCmd),
+                cl::sub(baselineCmd), cl::sub(tuneCmd), cl::cat(cat));
 static cl::list<int64_t>
     bundleLengths("lengths",
                   cl::desc("Row lengths (the op's main dim) to specialize "
                            "on; 0 = the dynamic kernel"),
                   cl::CommaSeparated, cl::sub(bundleCmd), cl::sub(aotCmd),
-                  cl::sub(lintCmd), cl::sub(baselineCmd), cl::cat(cat));
+                  cl::sub(lintCmd), cl::sub(baselineCmd), cl::sub(tuneCmd),
+                  cl::cat(cat));
 
 static cl::list<std::string>
     bundleOps("ops", cl::desc("Ops to compile (default: all)"),
               cl::CommaSeparated, cl::sub(bundleCmd), cl::sub(aotCmd),
-              cl::sub(lintCmd), cl::sub(baselineCmd), cl::cat(cat));
+              cl::sub(lintCmd), cl::sub(baselineCmd), cl::sub(tuneCmd),
+              cl::cat(cat));
 static cl::list<std::string> bundleMainDims(
     "main-dims",
     cl::desc("Only the ops whose main dim (what --hidden and --lengths "
@@ -153,11 +174,12 @@ static cl::opt<unsigned>
     bundleJobs("jobs", cl::desc("Threads compiling (default: every core)"),
                cl::init(0), cl::sub(bundleCmd), cl::sub(aotCmd),
                cl::sub(lintCmd), cl::sub(baselineCmd), cl::sub(diffCmd),
-               cl::cat(cat));
+               cl::sub(tuneCmd), cl::cat(cat));
 static cl::list<std::string>
     bundleDtypes("dtypes", cl::desc("Dtypes to compile (default: each op's)"),
                  cl::CommaSeparated, cl::sub(bundleCmd), cl::sub(aotCmd),
-                 cl::sub(lintCmd), cl::sub(baselineCmd), cl::cat(cat));
+                 cl::sub(lintCmd), cl::sub(baselineCmd), cl::sub(tuneCmd),
+                 cl::cat(cat));
 static cl::opt<std::string>
     libName("name",
             cl::desc("The library's name: file names, C prefix and "
@@ -516,6 +538,40 @@ static int runDiff() {
                         jobCount(), baselineTools());
 }
 
+/// The rows a case may take: past them one tensor of 65536 f32 elements a
+/// row needs more than a GiB.
+constexpr int64_t kMaxTuneRows = int64_t(1) << 22;
+
+static int runTune() {
+  if (tuneArgs.size() != 2 || (tuneArgs[0] != "plan" && tuneArgs[0] != "pick"))
+    return fail("expected `kgen tune plan RUN --space FILE ...` or `kgen tune "
+                "pick RUN`");
+  if (tuneArgs[0] == "pick") {
+    if (!(tuneNoise >= 0 && tuneNoise < 1))
+      return fail("--noise must lie in [0, 1)");
+    return tools::tunePick(tuneArgs[1], tuneNoise);
+  }
+  if (tuneSpace.empty())
+    return fail("tune plan needs --space FILE: the option values to try");
+  tools::TunePlan plan;
+  plan.run = tuneArgs[1];
+  plan.space = tuneSpace;
+  plan.rows.assign(tuneRows.begin(), tuneRows.end());
+  if (plan.rows.empty())
+    plan.rows = {1, 128, 4096, 16384};
+  for (int64_t r : plan.rows)
+    if (r < 1 || r > kMaxTuneRows)
+      return fail(
+          fmt::format("--rows must lie in [1, {}], got {}", kMaxTuneRows, r));
+  tools::Selection sel;
+  if (!selection(sel, {0, 4096}))
+    return 1;
+  codegen::CompileOptions opts;
+  if (!compileOptions(opts, sel.archs))
+    return 1;
+  return tools::tunePlan(plan, sel, opts, jobCount());
+}
+
 static void printVersion(llvm::raw_ostream &os) {
   os << "kgen " << KGEN_VERSION << " (LLVM " << LLVM_VERSION_STRING << ")\n";
 }
@@ -534,7 +590,8 @@ int kgen::generatorMain(int argc, char **argv) {
       "0,4096\n"
       "  kgen lint --config ops/lint.json --archs sm_90\n"
       "  kgen baseline save base.json --archs sm_90 && kgen diff base.json\n"
-      "  kgen profile sm_90 --arch sm_90a\n");
+      "  kgen profile sm_90 --arch sm_90a\n"
+      "  kgen tune plan run --space space.json --archs sm_90 --ops rmsnorm\n");
   // A broken registration (a duplicate name, no kernel) is the op author's
   // mistake: report it with its file and line before doing anything.
   std::vector<std::string> errors = checkRegistry();
@@ -558,6 +615,8 @@ int kgen::generatorMain(int argc, char **argv) {
     return runDiff();
   if (profileCmd)
     return runProfile();
+  if (tuneCmd)
+    return runTune();
   return fail("expected a command: list, emit, bundle, aot, lint, baseline, "
-              "diff or profile (see kgen --help)");
+              "diff, profile or tune (see kgen --help)");
 }
