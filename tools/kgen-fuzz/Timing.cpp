@@ -27,9 +27,10 @@ struct GraphApi {
   decltype(&::cuGraphLaunch) launch = nullptr;
   decltype(&::cuGraphExecDestroy) execDestroy = nullptr;
   decltype(&::cuGraphDestroy) destroy = nullptr;
+  decltype(&::cuMemcpyDtoDAsync) copyAsync = nullptr;
   bool complete() const {
     return streamCreate && streamDestroy && beginCapture && endCapture &&
-           instantiate && launch && execDestroy && destroy;
+           instantiate && launch && execDestroy && destroy && copyAsync;
   }
 };
 
@@ -51,6 +52,7 @@ const GraphApi &graphApi() {
     get(a.launch, "cuGraphLaunch");
     get(a.execDestroy, "cuGraphExecDestroy");
     get(a.destroy, "cuGraphDestroy");
+    get(a.copyAsync, "cuMemcpyDtoDAsync_v2");
     return a;
   }();
   return api;
@@ -184,15 +186,27 @@ bool timeLaunches(const rt::Driver *d, const LaunchFn &launch, int64_t bytes,
     result = median(per);
     return true;
   };
-  if (!cold(kernel, out.coldUs) || !cold(memcpy, out.memcpyColdUs) ||
-      !stream(memcpy, out.memcpyWarmUs)) {
+  if (!cold(kernel, out.coldUs) || !cold(memcpy, out.memcpyColdUs)) {
     if (err.empty())
       err = "a timed launch, memset or event failed";
     return false;
   }
+  // Warm, memcpy as the kernel: in a graph of copies where there is one (a
+  // loop of synchronous copies runs at the API's rate on small cases).
   out.warmUs = graphUs(d, launch, ev);
   out.graph = out.warmUs > 0;
-  if (!out.graph && !stream(kernel, out.warmUs)) {
+  if (out.graph) {
+    auto copyOn = [&](CUstream s, std::string &e) {
+      bool ok = graphApi().copyAsync(copy.ptr() + half, copy.ptr(), half, s) ==
+                CUDA_SUCCESS;
+      if (!ok)
+        e = "cuMemcpyDtoDAsync failed";
+      return ok;
+    };
+    out.memcpyWarmUs = graphUs(d, copyOn, ev);
+  }
+  if ((!out.graph && !stream(kernel, out.warmUs)) ||
+      (out.memcpyWarmUs <= 0 && !stream(memcpy, out.memcpyWarmUs))) {
     if (err.empty())
       err = "a timed launch failed";
     return false;

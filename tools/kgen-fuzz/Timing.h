@@ -4,8 +4,8 @@
 // on the same buffers: cold (each launch after a 256 MiB memset flushes L2,
 // timed alone with events; the median), and warm (launches back to back in
 // a CUDA graph, per launch; the median of several replays). memcpy moves
-// the case's bytes in the same run, cold and warm alike, so that each time
-// reads as a fraction of what the memory gives (METHOD.md's rule).
+// the case's bytes in the same run, cold and in a graph of copies alike, so
+// that each time reads as a fraction of what the memory gives.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KGEN_TOOLS_KGEN_FUZZ_TIMING_H
