@@ -97,8 +97,8 @@ TEST(Profile, MalformedFilesAreRefusedByName) {
       parseError(
           R"({"profile": "p", "options": {"kgen-schedule": {"target-chunks": "4"}}})"),
       HasSubstr("must be a bool, an integer"));
-  EXPECT_THAT(parseError(R"({"profile": "p", "inherits": "h100"})"),
-              HasSubstr("inherits 'h100', which is not a built-in profile"));
+  EXPECT_THAT(parseError(R"({"profile": "p", "inherits": "a100"})"),
+              HasSubstr("inherits 'a100', which is not a built-in profile"));
   EXPECT_THAT(parseError("{\"profile\": \"p\", \"about\": " +
                          std::string(20, '[') + std::string(20, ']') + "}"),
               HasSubstr("nested more than 8 levels"));
