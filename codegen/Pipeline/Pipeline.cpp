@@ -13,6 +13,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/xxhash.h"
@@ -131,6 +132,44 @@ LogicalResult addGpuStage(OpPassManager &pm, const Arch &arch,
   pm.addPass(createCSEPass());
   return success();
 }
+
+/// Stage llvm: the nvvm and llvm dialects.
+void addLlvmStage(OpPassManager &pm, const Arch &arch) {
+  GpuNVVMAttachTargetOptions t;
+  t.chip = arch.name();
+  t.features = "+ptx" + std::to_string(arch.caps.ptxVersion);
+  t.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(t));
+  OpPassManager &gm = pm.nest<gpu::GPUModuleOp>();
+  gm.addPass(createSCFToControlFlowPass());
+  gm.addPass(createConvertGpuOpsToNVVMOps());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  if (arch.caps.gridDependency)
+    pm.addPass(mlir::kgen::createKgenGridDependency());
+}
+
+/// kgen-pipeline's options: what a compile takes, as kgen-opt's flags.
+struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
+  Option<std::string> arch{*this, "arch",
+                           llvm::cl::desc("Target GPU (sm_75 ... sm_100)"),
+                           llvm::cl::init("sm_90")};
+  Option<std::string> profile{
+      *this, "profile",
+      llvm::cl::desc("Tuning profile: a built-in name or a JSON file "
+                     "(default: the arch's own)")};
+  Option<std::string> stage{
+      *this, "stage",
+      llvm::cl::desc("The last stage: kgen, gpu or llvm (as kgen emit)"),
+      llvm::cl::init("llvm")};
+  Option<int64_t> threadsPerRow{
+      *this, "threads-per-row",
+      llvm::cl::desc("Force the threads per row (0 = choose)"),
+      llvm::cl::init(0)};
+  Option<int64_t> rowsPerBlock{
+      *this, "rows-per-block",
+      llvm::cl::desc("Force the rows per block (0 = choose)"),
+      llvm::cl::init(0)};
+};
 
 /// What tells two profiles' pipelines apart.
 std::string profileKey(const TuningProfile &profile) {
@@ -319,17 +358,7 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
   // Stage llvm.
   if (last >= Stage::Llvm) {
     if (failed(run(module, "llvm|" + arch->name(), [&](PassManager &pm) {
-          GpuNVVMAttachTargetOptions t;
-          t.chip = arch->name();
-          t.features = "+ptx" + std::to_string(arch->caps.ptxVersion);
-          t.optLevel = 3;
-          pm.addPass(createGpuNVVMAttachTarget(t));
-          OpPassManager &gm = pm.nest<gpu::GPUModuleOp>();
-          gm.addPass(createSCFToControlFlowPass());
-          gm.addPass(createConvertGpuOpsToNVVMOps());
-          pm.addPass(createReconcileUnrealizedCastsPass());
-          if (arch->caps.gridDependency)
-            pm.addPass(mlir::kgen::createKgenGridDependency());
+          addLlvmStage(pm, *arch);
           return success();
         })))
       return fail("stage llvm");
@@ -361,6 +390,50 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
                    std::chrono::steady_clock::now() - t0)
                    .count();
   return true;
+}
+
+void registerPipeline() {
+  registerPassPipeline(
+      "kgen-pipeline",
+      "kgen's stages up to `stage` for `arch` under `profile`, as kgen emit "
+      "runs them",
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        PipelineOptions o;
+        if (failed(o.parseFromString(text)))
+          return failure();
+        const Arch *arch = findArch(o.arch);
+        if (!arch)
+          return errorHandler("kgen-pipeline: unknown arch '" + o.arch + "'");
+        std::optional<Stage> last = parseStage(o.stage);
+        if (!last || *last > Stage::Llvm)
+          return errorHandler("kgen-pipeline: stage must be kgen, gpu or "
+                              "llvm, not '" +
+                              o.stage + "'");
+        std::string error;
+        TuningProfile profile;
+        if (!loadProfile(o.profile.empty() ? arch->profile : o.profile, profile,
+                         error))
+          return errorHandler("kgen-pipeline: " + error);
+        if (!profile.covers(arch->name()))
+          return errorHandler("kgen-pipeline: profile " + profile.name +
+                              " is for " + llvm::join(profile.archs, ", ") +
+                              ", not " + arch->name());
+        CompileOptions opts;
+        opts.threadsPerRow = o.threadsPerRow;
+        opts.rowsPerBlock = o.rowsPerBlock;
+        std::set<std::string> tuned;
+        if (failed(addKgenStage(pm, *arch, opts, profile, tuned, error)) ||
+            (*last >= Stage::Gpu &&
+             failed(addGpuStage(pm, *arch, profile, tuned, error))))
+          return errorHandler("kgen-pipeline: " + error);
+        if (*last >= Stage::Llvm)
+          addLlvmStage(pm, *arch);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optHandler) {
+        optHandler(PipelineOptions());
+      });
 }
 
 bool Compiler::checkProfile(const TuningProfile &profile,

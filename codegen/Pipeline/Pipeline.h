@@ -52,6 +52,11 @@ struct Artifact {
   double stageMillis[5] = {0, 0, 0, 0, 0}; ///< per Stage (kgen includes import)
 };
 
+/// Registers `kgen-pipeline` (kgen-opt's): the kgen, gpu and llvm stages as
+/// a compile builds them, with typed options for the arch, the profile, the
+/// last stage and the forced threads and rows.
+void registerPipeline();
+
 /// Owns an MLIR context so that many kernels compile without re-creating it.
 class Compiler {
 public:

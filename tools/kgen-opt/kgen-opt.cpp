@@ -1,4 +1,5 @@
 //===- kgen-opt.cpp - The kgen optimizer driver (for lit) -----------------===//
+#include "codegen/Pipeline/Pipeline.h"
 #include "codegen/Transforms/Passes.h"
 
 #include "mlir/InitAllDialects.h"
@@ -10,6 +11,7 @@
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::kgen::registerKgenPasses();
+  kgen::codegen::registerPipeline();
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
