@@ -9,8 +9,9 @@
 // the interpreter first), the base first and last. `kgen tune pick RUN`
 // reads those times, sets the noise from the base's two runs, and writes
 // summary.md (per candidate: geomean against the base, cold and in graphs,
-// and its worst case; per case: the base's share of memcpy) and
-// profile.json: the base with every change that won past the noise.
+// its worst case and the cases slower than their noise; per case: the
+// base's share of memcpy) and profile.json: the base with every change that
+// won past the noise.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KGEN_TOOLS_KGEN_TUNE_H
