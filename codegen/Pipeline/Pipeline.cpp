@@ -2,6 +2,7 @@
 #include "codegen/Pipeline/Pipeline.h"
 
 #include "codegen/Import/ImportDSL.h"
+#include "codegen/Pipeline/CompileCache.h"
 #include "codegen/Pipeline/PtxEmitter.h"
 #include "codegen/Pipeline/Spec.h"
 #include "codegen/Transforms/Passes.h"
@@ -288,6 +289,26 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
   if (!profile)
     return false;
   std::string tuning = profileKey(*profile);
+  auto finish = [&] {
+    out.millis = std::chrono::duration<double, std::milli>(
+                     std::chrono::steady_clock::now() - t0)
+                     .count();
+    return true;
+  };
+  // The artifact of the same key, compiled before, is this compile's.
+  std::string cached;
+  if (!opts.cacheDir.empty() && last >= Stage::Ptx && !opts.debugIR) {
+    cached = cacheName("kgen-cache-1|" + compilerIdentity(opts.cudaPath) + "|" +
+                       arch->name() + "|" + tuning + "|" +
+                       std::to_string(opts.threadsPerRow) + "|" +
+                       std::to_string(opts.rowsPerBlock) + "|" + info.op + "|" +
+                       info.dtype + "|" + info.entry + "|" + imported);
+    if (readCached(opts.cacheDir, cached, last >= Stage::Spec, out.ptx,
+                   out.spec)) {
+      out.cached = true;
+      return finish();
+    }
+  }
   // `key` names the stage and every option its passes take.
   auto run = [&](OwningOpRef<ModuleOp> &m, const std::string &key,
                  auto populate) -> LogicalResult {
@@ -386,10 +407,10 @@ bool Compiler::compile(const Kernel &k, const KernelInfo &info,
       endStage(Stage::Spec);
     }
   }
-  out.millis = std::chrono::duration<double, std::milli>(
-                   std::chrono::steady_clock::now() - t0)
-                   .count();
-  return true;
+  if (!cached.empty())
+    writeCached(opts.cacheDir, cached, out.ptx,
+                last >= Stage::Spec ? &out.spec : nullptr);
+  return finish();
 }
 
 void registerPipeline() {

@@ -37,6 +37,9 @@ struct CompileOptions {
   bool debugIR = false; ///< IR after every pass and pass timings, to stderr
   /// The tuning profile; none: the arch's built-in one (Arch::profile).
   std::optional<TuningProfile> profile;
+  /// A CompileCache.h folder: compiles to PTX or spec read and write it.
+  /// Empty: none.
+  std::string cacheDir;
 };
 
 /// What the spec says about the kernel besides what the graph knows.
@@ -48,7 +51,8 @@ struct KernelInfo {
 
 struct Artifact {
   std::string kgen, gpu, llvm, ptx, spec;
-  double millis = 0;                       ///< wall time of the whole compile
+  bool cached = false; ///< read from CompileOptions::cacheDir
+  double millis = 0;   ///< wall time of the whole compile
   double stageMillis[5] = {0, 0, 0, 0, 0}; ///< per Stage (kgen includes import)
 };
 

@@ -28,7 +28,7 @@ int emitBundle(const std::string &dir, const Selection &sel,
 
   std::string manifest = "# name\top\tdtype\tarch\tlength\tmillis\n";
   std::vector<double> firsts, later;
-  int failures = 0;
+  int failures = 0, cached = 0;
   for (Job &j : jobs) {
     if (!j.ok) {
       llvm::errs() << "kgen: error: " << j.name << ": " << j.error << "\n";
@@ -41,6 +41,7 @@ int emitBundle(const std::string &dir, const Selection &sel,
       continue;
     }
     (j.first ? firsts : later).push_back(j.art.millis);
+    cached += j.art.cached;
     manifest +=
         fmt::format("{}\t{}\t{}\t{}\t{}\t{:.2f}\n", j.name, j.op->name,
                     kgen::name(j.dtype), j.arch, j.length, j.art.millis);
@@ -57,8 +58,8 @@ int emitBundle(const std::string &dir, const Selection &sel,
     double median = later.empty() ? firsts[0] : later[later.size() / 2];
     llvm::outs() << fmt::format(
         "{} kernels in {:.0f} ms on {} thread(s) (first {:.1f} ms, median of "
-        "the rest {:.2f} ms), {} failed\n",
-        firsts.size() + later.size(), total, threads, firsts[0], median,
+        "the rest {:.2f} ms), {} from the cache, {} failed\n",
+        firsts.size() + later.size(), total, threads, firsts[0], median, cached,
         failures);
   }
   return failures;

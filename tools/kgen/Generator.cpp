@@ -30,6 +30,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
 #include <fmt/format.h>
 #include <thread>
 
@@ -95,6 +96,13 @@ static cl::opt<double> tuneNoise(
 static cl::opt<std::string> profileArg(cl::Positional,
                                        cl::desc("[profile name or file]"),
                                        cl::sub(profileCmd));
+static cl::opt<std::string> cacheDir(
+    "cache-dir",
+    cl::desc("Keep compiled kernels in this folder, by content, and reuse "
+             "them (default: $KGEN_CACHE_DIR; none when unset)"),
+    cl::value_desc("dir"), cl::sub(emitCmd), cl::sub(bundleCmd),
+    cl::sub(aotCmd), cl::sub(lintCmd), cl::sub(baselineCmd), cl::sub(diffCmd),
+    cl::sub(tuneCmd), cl::cat(cat));
 static cl::opt<std::string> profileOption(
     "profile",
     cl::desc("Tuning profile: a built-in one's name (kgen profile lists "
@@ -281,6 +289,10 @@ static bool compileOptions(codegen::CompileOptions &opts,
   opts.threadsPerRow = threadsPerRow;
   opts.rowsPerBlock = rowsPerBlock;
   opts.cudaPath = cudaPath;
+  opts.cacheDir = cacheDir;
+  if (cacheDir.getNumOccurrences() == 0)
+    if (const char *env = std::getenv("KGEN_CACHE_DIR"))
+      opts.cacheDir = env;
   if (profileOption.empty())
     return true;
   codegen::TuningProfile profile;
