@@ -174,9 +174,14 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
                     {"domain", lenJson(k.domain)},
                     {"params", std::move(params)},
                     {"variants", std::move(variants)}};
+  // Which tuning profile made it: for the record (the runtime reads none).
+  const Arch *arch = findArch(opts.arch);
+  if (opts.profile)
+    spec["profile"] = opts.profile->name;
+  else if (arch)
+    spec["profile"] = arch->profile;
   // Every entry starts with griddepcontrol.wait (kgen-grid-dependency): the
   // runtime may launch it as a programmatic dependent.
-  const Arch *arch = findArch(opts.arch);
   if (arch && arch->caps.gridDependency)
     spec["grid_dependency"] = true;
   std::string out;
