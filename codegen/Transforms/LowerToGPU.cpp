@@ -1106,9 +1106,7 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
       int64_t fit = registersPerSM / (blocks * launched) / 8 * 8;
       return std::min<int64_t>(all, std::max(need, fit));
     }
-    if (vectorized && s.getLaunchThreads() &&
-        s.getChunks() == kWidestHeldSplitChunks &&
-        block > kWidestHeldSplitThreads && 2 * heldElements > kMaxHeldElements)
+    if (vectorized && s.getLaunchThreads() && k->hasAttr(kHeldWideAttr))
       return std::min<int64_t>(all, registersPerSM / (2 * widestHeldThreads) /
                                         8 * 8);
     return vectorized && s.getChunks() <= 8 && 2 * heldElements <= shared

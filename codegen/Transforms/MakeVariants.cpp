@@ -66,7 +66,8 @@ void assume(KernelOp k, int64_t align, int64_t divisor) {
 // - exact-lengths: the common hidden sizes, unless a held variant covers them
 //   as well (held-threads-as-good).
 // - held-chunks: 2 x 224 threads hold hidden 3584, 4 x 352 hold 11008, 8 x
-//   512 hold 32768 bf16; kMaxHeldElements bounds them.
+//   512 hold 32768 bf16; max-held-elements bounds them: half the 128
+//   registers a block of 512 threads leaves.
 // - cluster-*: a cluster shortens a long row's latency, and loses once the
 //   rows fill the GPU anyway. softmax's online sum merges by exponentials,
 //   dearer than a sum (exp-sum-*); layernorm's `_vec` reduces in two levels
@@ -79,12 +80,12 @@ void assume(KernelOp k, int64_t align, int64_t divisor) {
 /// Whether a `_vec` clone may hold its rows in `chunks` chunks per thread:
 /// it reduces (else nothing is held), the held loads fit, and rows are a
 /// whole number of chunks, so that a chunk is wholly in or out of the row.
-bool canHold(KernelOp vec, int64_t chunks) {
+bool canHold(KernelOp vec, int64_t chunks, int64_t maxHeldElements) {
   if (vec.getBody().getOps<ReduceOp>().empty())
     return false;
   int64_t v = chunkVector(vec);
   int64_t held = heldLoadCount(vec);
-  return chunks * v * held <= kMaxHeldElements &&
+  return chunks * v * held <= maxHeldElements &&
          knownDivisor(vec.getDomainOp().getLength(), vec) % v == 0;
 }
 
@@ -98,11 +99,13 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
     };
     return success(
         ok(exactLengths, 1, int64_t(1) << 20) && ok(heldChunks, 1, 64) &&
-        ok(heldThreadsAsGood, 0) && ok(warpMinRows, 0) &&
-        ok(clusterChunksPerRow, 1) && ok(clusterMinChunks, 1) &&
-        ok(expSumClusterChunksPerRow, 1) && ok(expSumClusterMinChunks, 1) &&
-        ok(twoLevelClusterChunksPerRow, 1) && ok(twoLevelClusterMaxRows, 1) &&
-        ok(nestedClusterMinChunks, 1) && ok(nestedClusterMaxRows, 1));
+        ok(maxHeldElements, 1, 1024) && ok(splitHeldChunks, 1, 64) &&
+        ok(splitHeldThreads, 32, 1024) && ok(heldThreadsAsGood, 0) &&
+        ok(warpMinRows, 0) && ok(clusterChunksPerRow, 1) &&
+        ok(clusterMinChunks, 1) && ok(expSumClusterChunksPerRow, 1) &&
+        ok(expSumClusterMinChunks, 1) && ok(twoLevelClusterChunksPerRow, 1) &&
+        ok(twoLevelClusterMaxRows, 1) && ok(nestedClusterMinChunks, 1) &&
+        ok(nestedClusterMaxRows, 1));
   }
 
   void runOnOperation() override {
@@ -120,10 +123,11 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
         auto probe = cast<KernelOp>(b.clone(*k));
         assume(probe, 16, 16);
         for (int64_t c : heldChunks)
-          if (canHold(probe, c))
+          if (canHold(probe, c, maxHeldElements))
             held.push_back(c);
-        bool holdOne = canHold(probe, 1);
-        bool holdWarp = canHold(probe, ::kgen::launch::kWarpRowChunks);
+        bool holdOne = canHold(probe, 1, maxHeldElements);
+        bool holdWarp =
+            canHold(probe, ::kgen::launch::kWarpRowChunks, maxHeldElements);
         probe.erase();
         int64_t vec = chunkVector(k);
         // Rows longer than `_vec_hold1` takes, up to a warp's
@@ -168,7 +172,7 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
           clone.setSymName((name + "_vec_hold" + Twine(c)).str());
           clone->setAttr(kVariantAttr, b.getStringAttr("vec"));
           clone->setAttr(kHeldChunksAttr, b.getI64IntegerAttr(c));
-          if (c != kWidestHeldSplitChunks || c != held.back())
+          if (c != splitHeldChunks || c != held.back())
             continue;
           // The widest held variant of 4 chunks (two held loads: no
           // 8-chunk one) takes rows of up to 2048 chunks: as one variant, the
@@ -176,10 +180,11 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
           // its narrow ones up to 30% (kgen-lower-to-gpu), so the narrow
           // launches keep their own, listed first.
           clone->setAttr(kHeldThreadsAttr,
-                         b.getI64IntegerAttr(kWidestHeldSplitThreads));
+                         b.getI64IntegerAttr(splitHeldThreads));
           auto wide = cast<KernelOp>(b.clone(*clone));
           wide.setSymName((name + "_vec_hold" + Twine(c) + "_wide").str());
           wide->removeAttr(kHeldThreadsAttr);
+          wide->setAttr(kHeldWideAttr, b.getUnitAttr());
         }
       }
       // Only rows of whole chunks: masking the last one cost the registers

@@ -49,15 +49,10 @@ inline constexpr llvm::StringLiteral kMaxRowsAttr = "kgen.max_rows";
 /// On an expsum reduction: the arith fastmath flags of its exponentials (the
 /// softmax's `math.exp`).
 inline constexpr llvm::StringLiteral kExpFastMathAttr = "kgen.exp_fastmath";
-/// The row loads' elements a thread of a dynamic kernel's held variant may
-/// hold (kgen-make-variants): half the 128 registers a block of 512 threads
-/// leaves. kgen-lower-to-gpu tells by it a kernel's widest held variant.
-inline constexpr int64_t kMaxHeldElements = 64;
-/// The widest held variant of this many chunks is split into one of at most
-/// this many threads (kgen.held_threads) and `_wide`, whose registers
-/// kgen-lower-to-gpu sets for its longer rows.
-inline constexpr int64_t kWidestHeldSplitChunks = 4;
-inline constexpr int64_t kWidestHeldSplitThreads = 256;
+/// The held variant split off a kernel's widest for blocks past
+/// kgen.held_threads (`_vec_hold4_wide`): kgen-lower-to-gpu caps its
+/// registers for two blocks of widest-held-threads an SM.
+inline constexpr llvm::StringLiteral kHeldWideAttr = "kgen.held_wide";
 
 /// The largest value a tuning option takes: past it, products of options
 /// could overflow.

@@ -348,9 +348,9 @@ kgen.kernel @narrow_launched(
 // -----
 
 // A dynamic kernel's widest held variant of 4 chunks (two held bf16 rows: 8
-// chunks would pass kMaxHeldElements) on more than 256 threads
-// (`_vec_hold4_wide`) keeps two blocks of 448 threads an SM: 72 registers,
-// though its block may take 512 threads.
+// chunks would pass max-held-elements) split off for more than 256 threads
+// (`_vec_hold4_wide`, kgen.held_wide) keeps two blocks of 448 threads an
+// SM: 72 registers, though its block may take 512 threads.
 // CHECK-LABEL: gpu.func @widest_held(
 // CHECK-SAME: nvvm.maxnreg = 72 : i32
 kgen.kernel @widest_held(
@@ -358,7 +358,7 @@ kgen.kernel @widest_held(
     %x1: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x1"},
     %y: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "y"},
     %n: index {kgen.divisibility = 16 : i64, kgen.name = "n"})
-    attributes {dims = {}, schedule = #kgen.schedule<vector = 8, threadsPerRow = 512, rowsPerBlock = 1, chunks = 4, reread = false, launchThreads = true>} {
+    attributes {dims = {}, kgen.held_wide, schedule = #kgen.schedule<vector = 8, threadsPerRow = 512, rowsPerBlock = 1, chunks = 4, reread = false, launchThreads = true>} {
   kgen.domain %n
   %c0 = arith.constant 0 : index
   %v0 = kgen.load %x0[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<?xbf16>

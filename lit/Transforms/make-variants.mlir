@@ -75,7 +75,7 @@ kgen.kernel @k(%x: !kgen.rows<bf16> {kgen.name = "x"},
 // CHECK-LABEL: kgen.kernel @sumsq_vec_hold4(
 // CHECK-SAME: kgen.held_chunks = 4 : i64, kgen.held_threads = 256 : i64
 // CHECK-LABEL: kgen.kernel @sumsq_vec_hold4_wide(
-// CHECK-SAME: attributes {dims = {}, kgen.held_chunks = 4 : i64, kgen.variant = "vec"}
+// CHECK-SAME: attributes {dims = {}, kgen.held_chunks = 4 : i64, kgen.held_wide, kgen.variant = "vec"}
 // CHECK-NOT: hold8
 // CHECK-LABEL: kgen.kernel @sumsq_vec(
 // CHECK-NOT: held_chunks
