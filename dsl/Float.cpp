@@ -100,9 +100,44 @@ float toF32(uint32_t bits, const Format &fmt) {
     v = std::numeric_limits<float>::quiet_NaN();
   else if (field == 0)
     v = std::ldexp((float)mant, 1 - fmt.bias - M);
-  else
-    v = std::ldexp((float)(mant | (1u << M)), (int)field - fmt.bias - M);
+  else // a normal f32 whose top mantissa bits are mant
+    v = std::bit_cast<float>(((field - fmt.bias + 127) << 23) |
+                             (mant << (23 - M)));
   return neg ? -v : v;
+}
+
+/// roundTo's path to a narrow format: toF32(fromF32(f)) without its field
+/// arithmetic. Where the format is normal, f32's mantissa is rounded to M
+/// bits in place; below, a float add rounds to the fixed subnormal quantum.
+/// FloatTest checks it bit for bit against the two conversions.
+float roundNarrow(float f, const Format &fmt) {
+  const uint32_t u = std::bit_cast<uint32_t>(f);
+  const uint32_t sign = u & 0x80000000u;
+  uint32_t a = u ^ sign;
+  if (a > 0x7F800000u) // NaN, of f's sign as toF32 gives it
+    return sign ? -std::numeric_limits<float>::quiet_NaN()
+                : std::numeric_limits<float>::quiet_NaN();
+  const int drop = 23 - fmt.mantBits;
+  const int emin = 1 - fmt.bias;
+  float r;
+  if (a >= uint32_t(emin + 127) << 23) {
+    // Round to nearest even on the dropped bits; a carry moves the exponent.
+    a += ((1u << (drop - 1)) - 1) + ((a >> drop) & 1);
+    a &= ~((1u << drop) - 1);
+    const uint32_t maxField = fmt.maxBits >> fmt.mantBits;
+    const uint32_t maxFinite =
+        ((maxField - fmt.bias + 127) << 23) |
+        ((fmt.maxBits & ((1u << fmt.mantBits) - 1)) << drop);
+    if (a > maxFinite)
+      a = fmt.saturate || !fmt.hasInf ? maxFinite : 0x7F800000u;
+    r = std::bit_cast<float>(a);
+  } else {
+    // |f| < 2^emin: K's ulp is the quantum 2^(emin - M), so f + K rounds f
+    // to it (correctly, in hardware) and - K is exact.
+    const float k = std::ldexp(1.0f, emin - fmt.mantBits + 23);
+    r = (std::bit_cast<float>(a) + k) - k;
+  }
+  return sign ? -r : r;
 }
 
 /// double -> f32 with round-to-nearest-even, overflow to +-Inf (explicit:
@@ -168,8 +203,7 @@ double roundTo(DType t, double v) {
   case DType::BF16:
   case DType::F8E4M3:
   case DType::F8E5M2: {
-    const Format &fmt = *narrowFormat(t);
-    return toF32(fromF32(f32Bits(roundF32(v)), fmt), fmt);
+    return roundNarrow(roundF32(v), *narrowFormat(t));
   }
   case DType::I32:
     return clampTrunc(v, (double)std::numeric_limits<int32_t>::min(),
@@ -180,6 +214,12 @@ double roundTo(DType t, double v) {
     return v != 0 ? 1 : 0;
   }
   return v;
+}
+
+double roundFloat(DType t, float v) {
+  if (t == DType::F32)
+    return v;
+  return roundNarrow(v, *narrowFormat(t));
 }
 
 void encode(DType t, double v, void *dst) {

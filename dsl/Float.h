@@ -33,6 +33,10 @@ namespace kgen {
 /// The value v becomes when rounded to t (see the rules above).
 double roundTo(DType t, double v);
 
+/// roundTo(t, v) for a float dtype t and a value that is already an f32:
+/// the same result, without a double's range checks.
+double roundFloat(DType t, float v);
+
 /// Writes roundTo(t, v) in t's bit layout (little endian, sizeInBytes(t)
 /// bytes; bool is one byte 0 or 1).
 void encode(DType t, double v, void *dst);

@@ -160,6 +160,66 @@ double binaryOp(BinaryOp op, DType t, double a, double b) {
   }
 }
 
+/// The float fast path: + - * / and sqrt are correctly rounded in float, and
+/// a double has the 2 * 24 + 2 bits that make rounding its exact result to
+/// f32 give the same value; neg and abs are exact.
+bool hasFloatPath(const Node &n, DType opType) {
+  if (!isFloat(n.dtype) || !isFloat(opType))
+    return false;
+  if (n.kind == NodeKind::Unary)
+    return n.unary == UnaryOp::Neg || n.unary == UnaryOp::Abs ||
+           n.unary == UnaryOp::Sqrt;
+  return n.kind == NodeKind::Binary &&
+         (n.binary == BinaryOp::Add || n.binary == BinaryOp::Sub ||
+          n.binary == BinaryOp::Mul || n.binary == BinaryOp::Div);
+}
+
+/// out[e] = f(a[e * sa], b[e * sb]) in float, rounded to t. A stride of 0
+/// repeats a per-row scalar or a constant.
+template <typename F>
+void floatLoop(DType t, double *out, int64_t len, const double *a, int64_t sa,
+               const double *b, int64_t sb, F f) {
+  if (t == DType::F32) {
+    for (int64_t e = 0; e < len; ++e)
+      out[e] = f(float(a[e * sa]), float(b[e * sb]));
+    return;
+  }
+  for (int64_t e = 0; e < len; ++e)
+    out[e] = roundFloat(t, f(float(a[e * sa]), float(b[e * sb])));
+}
+
+void floatNode(const Node &n, double *out, int64_t len, const double *a,
+               int64_t sa, const double *b, int64_t sb) {
+  const DType t = n.dtype;
+  if (n.kind == NodeKind::Unary) {
+    switch (n.unary) {
+    case UnaryOp::Neg:
+      return floatLoop(t, out, len, a, sa, a, sa,
+                       [](float x, float) { return -x; });
+    case UnaryOp::Abs:
+      return floatLoop(t, out, len, a, sa, a, sa,
+                       [](float x, float) { return std::fabs(x); });
+    default:
+      return floatLoop(t, out, len, a, sa, a, sa,
+                       [](float x, float) { return std::sqrt(x); });
+    }
+  }
+  switch (n.binary) {
+  case BinaryOp::Add:
+    return floatLoop(t, out, len, a, sa, b, sb,
+                     [](float x, float y) { return x + y; });
+  case BinaryOp::Sub:
+    return floatLoop(t, out, len, a, sa, b, sb,
+                     [](float x, float y) { return x - y; });
+  case BinaryOp::Mul:
+    return floatLoop(t, out, len, a, sa, b, sb,
+                     [](float x, float y) { return x * y; });
+  default:
+    return floatLoop(t, out, len, a, sa, b, sb,
+                     [](float x, float y) { return x / y; });
+  }
+}
+
 /// A tensor's RowMap with its lengths evaluated.
 struct Map {
   int64_t group = 1, subLength = 0, subFirst = 0, subCount = 0, tableRows = 0;
@@ -390,6 +450,7 @@ void interpret(const Kernel &k, const Bindings &b,
   // x / 1) stays exact, as it does on a GPU.
   const uint64_t noiseSeed = options.perturbSeed.value_or(0);
   const bool perturbing = options.perturbSeed.has_value();
+  const bool fastPath = options.floatFastPath && !perturbing;
   auto arith = [&](DType t, double v) {
     double rounded = roundTo(t, v);
     if (!perturbing || rounded == v || !isFloat(t))
@@ -496,12 +557,25 @@ void interpret(const Kernel &k, const Bindings &b,
         out[0] = roundTo(n.dtype, n.constant);
         break;
       case NodeKind::Unary:
+        if (fastPath && hasFloatPath(n, k.nodes[n.operands[0]].dtype)) {
+          int a = n.operands[0];
+          floatNode(n, out.data(), len, vals[a].data(), p.isRow[a],
+                    vals[a].data(), p.isRow[a]);
+          break;
+        }
         for (int64_t e = 0; e < len; ++e)
           out[e] =
               arith(n.dtype, unaryOp(n.unary, n.dtype, elem(n.operands[0], e)));
         break;
       case NodeKind::Binary: {
         DType opType = k.nodes[n.operands[0]].dtype;
+        if (fastPath && hasFloatPath(n, opType) &&
+            isFloat(k.nodes[n.operands[1]].dtype)) {
+          int a = n.operands[0], c = n.operands[1];
+          floatNode(n, out.data(), len, vals[a].data(), p.isRow[a],
+                    vals[c].data(), p.isRow[c]);
+          break;
+        }
         for (int64_t e = 0; e < len; ++e)
           out[e] =
               arith(n.dtype, binaryOp(n.binary, opType, elem(n.operands[0], e),

@@ -76,6 +76,10 @@ struct InterpretOptions {
   /// far an output moves then measures how much rounding it amplifies
   /// (roundingSlack below).
   std::optional<uint64_t> perturbSeed;
+  /// Computes + - * / sqrt neg abs of float operands in float, which gives
+  /// the double result rounded to f32 exactly; false evaluates every node in
+  /// double as written above. InterpreterTest checks both agree on every op.
+  bool floatFastPath = true;
 };
 
 /// Runs the kernel on host memory. Throws std::invalid_argument (naming the

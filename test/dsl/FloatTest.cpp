@@ -412,6 +412,74 @@ TEST(Float, F8MatchesNearestTableValue) {
 }
 
 //===----------------------------------------------------------------------===//
+// roundTo's fast path against the full conversions
+//===----------------------------------------------------------------------===//
+
+/// Every pattern of a narrow format decodes to sign * mant * 2^exp, built
+/// with ldexp here (the library builds normal values from bits).
+TEST(Float, NarrowDecodeMatchesLdexp) {
+  struct Case {
+    DType t;
+    int patterns, expBits, mantBits, bias;
+  };
+  for (Case c :
+       {Case{DType::BF16, 65536, 8, 7, 127}, Case{DType::F16, 65536, 5, 10, 15},
+        Case{DType::F8E4M3, 256, 4, 3, 7},
+        Case{DType::F8E5M2, 256, 5, 2, 15}}) {
+    const int width = 1 + c.expBits + c.mantBits;
+    const uint32_t fieldMax = (1u << c.expBits) - 1;
+    for (int i = 0; i < c.patterns; ++i) {
+      uint32_t field = (uint32_t(i) >> c.mantBits) & fieldMax;
+      uint32_t mant = uint32_t(i) & ((1u << c.mantBits) - 1);
+      if (field == fieldMax && (c.t != DType::F8E4M3 || mant == 0x7))
+        continue; // Inf and NaN: the other tests
+      double want = field == 0
+                        ? std::ldexp(double(mant), 1 - c.bias - c.mantBits)
+                        : std::ldexp(double(mant | (1u << c.mantBits)),
+                                     int(field) - c.bias - c.mantBits);
+      if ((uint32_t(i) >> (width - 1)) & 1)
+        want = -want;
+      uint16_t bits = uint16_t(i);
+      expectSame(want, decode(c.t, &bits));
+    }
+  }
+}
+
+/// roundTo(t, f) rounds in place on f32's bits; encode() and decode() go
+/// through the format's fields. They must agree on every f32 whose dropped
+/// bits sit at a rounding boundary, in every binade, and on random ones.
+TEST(Float, NarrowRoundToMatchesEncodeDecode) {
+  auto check = [](DType t, float f) {
+    uint16_t bits = 0;
+    encode(t, f, &bits);
+    double slow = decode(t, &bits), fast = roundTo(t, f);
+    if (std::isnan(slow)) {
+      ASSERT_TRUE(std::isnan(fast)) << f;
+      ASSERT_EQ(std::signbit(slow), std::signbit(fast)) << f;
+      return;
+    }
+    ASSERT_EQ(std::bit_cast<uint64_t>(slow), std::bit_cast<uint64_t>(fast))
+        << std::hexfloat << f << " as " << name(t);
+  };
+  std::mt19937 rng(7);
+  for (DType t : {DType::BF16, DType::F16, DType::F8E4M3, DType::F8E5M2}) {
+    const int drop = t == DType::BF16     ? 16
+                     : t == DType::F16    ? 13
+                     : t == DType::F8E4M3 ? 20
+                                          : 21;
+    const uint32_t half = 1u << (drop - 1);
+    for (uint32_t top = 0; top < (1u << (32 - drop)); ++top) {
+      uint32_t base = top << drop;
+      for (uint32_t low : {0u, 1u, half - 1, half, half + 1, 2 * half - 1})
+        check(t, bitsF32(base | low));
+      check(t, bitsF32(base | (uint32_t(rng()) & (2 * half - 1))));
+    }
+    for (int n = 0; n < 200000; ++n)
+      check(t, bitsF32(uint32_t(rng())));
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // Integers, bool, encode/decode, ulp
 //===----------------------------------------------------------------------===//
 
