@@ -2,7 +2,8 @@
 # kgen-fuzz against the emulator (no GPU): a clean bundle passes, a planted
 # tail bug (KGEN_EMU_CORRUPT=tail: rows longer than 8, not a multiple of 8,
 # get their last element wrong) is found, and minimize shrinks it to one row
-# of 9 elements. Ops with row maps (rope_neox: heads and a gather, adaln:
+# of 9 elements; its numerics fail `kgen diff` against a clean run's
+# baseline. Ops with row maps (rope_neox: heads and a gather, adaln:
 # grouped rows) are fuzzed too and their planted bugs found.
 #   fuzz-emu.sh KGEN KGEN_FUZZ LIBEMU WORKDIR
 set -euo pipefail
@@ -12,7 +13,8 @@ rm -rf "$work" && mkdir -p "$work"
   --ops rmsnorm,silu_and_mul,fused_add_rmsnorm,rmsnorm_quant_dynamic,rope_neox,adaln \
   > /dev/null
 export KGEN_GPU_TEST_FAKE_CUDA="$emu"
-"$fuzz" run "$work/k" --cases 60 --max-bytes 1048576 | tee "$work/clean.txt"
+"$fuzz" run "$work/k" --cases 60 --max-bytes 1048576 \
+  --report "$work/numerics.tsv" | tee "$work/clean.txt"
 grep -qE "^\[kgen-fuzz\] rope_neox +60 cases, 0 failed" "$work/clean.txt"
 grep -qE "^\[kgen-fuzz\] adaln +60 cases, 0 failed" "$work/clean.txt"
 grep -q "360 cases, 0 failed" "$work/clean.txt"
@@ -34,6 +36,19 @@ if KGEN_EMU_CORRUPT=tail "$fuzz" run "$work/k" --ops rmsnorm --cases 60 \
      --max-bytes 1048576 > "$work/tail.txt"; then
   echo "FAIL: the planted tail bug was not found"; exit 1
 fi
+# The numerics of a run go into a baseline; the planted bug's are a
+# regression against them.
+"$kgen" baseline save "$work/base.json" --ops rmsnorm --archs sm_90 \
+  --lengths 0,4096 --numerics "$work/numerics.tsv" | grep -q "numerics of"
+KGEN_EMU_CORRUPT=tail "$fuzz" run "$work/k" --ops rmsnorm --cases 60 \
+  --max-bytes 1048576 --report "$work/tail.tsv" > /dev/null || true
+"$kgen" diff "$work/base.json" --numerics "$work/numerics.tsv" \
+  --fail-on-regression | grep -q "0 regressions"
+if "$kgen" diff "$work/base.json" --numerics "$work/tail.tsv" \
+     --fail-on-regression > "$work/diff.txt"; then
+  echo "FAIL: kgen diff passed the planted bug's numerics"; exit 1
+fi
+grep -q "failed cases .* REGRESSION" "$work/diff.txt"
 shrink=$(grep -m1 "shrink it" "$work/tail.txt" | sed "s/.*minimize [^ ]* rmsnorm //")
 seed=${shrink%% *}
 KGEN_EMU_CORRUPT=tail "$fuzz" minimize "$work/k" rmsnorm $shrink \

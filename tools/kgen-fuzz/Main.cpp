@@ -2,6 +2,7 @@
 //
 //   kgen-fuzz run DIR [--ops a,b] [--cases N] [--seconds S] [--seed S]
 //                     [--max-bytes B] [--threads T] [--case "op=..."]
+//                     [--report FILE]
 //   kgen-fuzz minimize DIR OP SEED
 //   kgen-fuzz time DIR (--case TEXT)... [--cases FILE]
 //
@@ -9,7 +10,9 @@
 // alone; a failure prints its seed and the minimize command. `minimize`
 // shrinks a failing case (layout and values, then row maps' dims, rows and
 // length by bisection) and prints the smallest as a command line and a
-// GoogleTest. `time` checks each given case as `run` does, then times it
+// GoogleTest. `run --report` writes each kernel's cases, failures and worst
+// |err|/tol: with a fixed --seed and --cases, the numerics `kgen baseline`
+// stores. `time` checks each given case as `run` does, then times it
 // (Timing.h) and prints a table: the measure `kgen tune` reads.
 // KGEN_GPU_TEST_FAKE_CUDA runs on the emulator (test/gpu/EmuCuda.cpp).
 //
@@ -24,6 +27,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -42,7 +46,7 @@ int usage(const std::string &why) {
   std::cerr << "kgen-fuzz: error: " << why << "\n"
             << "usage: kgen-fuzz run DIR [--ops a,b] [--cases N] "
                "[--seconds S] [--seed S] [--max-bytes B] [--threads T]\n"
-               "                     [--case TEXT]\n"
+               "                     [--case TEXT] [--report FILE]\n"
                "       kgen-fuzz minimize DIR OP SEED [--max-bytes B]\n"
                "       kgen-fuzz time DIR (--case TEXT)... [--cases FILE]\n";
   return 2;
@@ -89,6 +93,30 @@ void printFailure(const std::string &dir, const FuzzCase &c, uint64_t seed,
             << "\n";
 }
 
+/// A kernel's cases in a run: what `--report` writes, a line a kernel, as
+/// kgen baseline and kgen diff read it (tools/kgen/GpuRecords.h).
+struct KernelTally {
+  int64_t cases = 0, failed = 0;
+  double worst = 0;
+};
+
+bool writeReport(const std::string &path,
+                 const std::map<std::string, KernelTally> &byKernel) {
+  std::ofstream f(path);
+  f << "kernel\tcases\tfailed\tworst_err_over_tol\n";
+  char worst[32];
+  for (const auto &[kernel, t] : byKernel) {
+    std::snprintf(worst, sizeof worst, "%.6g", t.worst);
+    f << kernel << "\t" << t.cases << "\t" << t.failed << "\t" << worst << "\n";
+  }
+  f.close();
+  if (!f) {
+    std::cerr << "kgen-fuzz: error: cannot write the report '" << path << "'\n";
+    return false;
+  }
+  return true;
+}
+
 /// Parses --max-bytes' value.
 bool parseMaxBytes(const std::string &v, int64_t &out) {
   return parseInt(v, 1 << 16, kMaxCaseBytes, out);
@@ -101,7 +129,7 @@ int runCommand(const std::vector<std::string> &args) {
   std::vector<std::string> ops;
   int64_t cases = 1000, seconds = 0, maxBytes = kDefaultCaseBytes, seed = 1;
   int64_t threads = 0;
-  std::string caseText;
+  std::string caseText, reportPath;
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string &a = args[i];
     if (i + 1 >= args.size())
@@ -128,10 +156,14 @@ int runCommand(const std::vector<std::string> &args) {
         return usage("--threads expects an integer in [0, 1024]");
     } else if (a == "--case") {
       caseText = v;
+    } else if (a == "--report") {
+      reportPath = v;
     } else {
       return usage("unknown option '" + a + "'");
     }
   }
+  if (!reportPath.empty() && !std::ofstream(reportPath))
+    return usage("--report: cannot write '" + reportPath + "'");
   Bundle bundle;
   std::string err;
   if (!bundle.open(dir, err)) {
@@ -172,6 +204,7 @@ int runCommand(const std::vector<std::string> &args) {
       std::cout << "[kgen-fuzz] " << name << ": not fuzzed (" << why << ")\n";
   }
   int64_t failures = 0, total = 0;
+  std::map<std::string, KernelTally> byKernel;
   for (const std::string &name : ops) {
     const OpOffer &offer = bundle.offers().at(name);
     int64_t ran = 0, skipped = 0, failed = 0;
@@ -196,6 +229,10 @@ int runCommand(const std::vector<std::string> &args) {
       }
       ++ran;
       worst = std::max(worst, o.worst);
+      KernelTally &kt = byKernel[o.kernel];
+      ++kt.cases;
+      kt.failed += o.kind == Outcome::Fail;
+      kt.worst = std::max(kt.worst, o.worst);
       if (o.kind == Outcome::Fail) {
         ++failed;
         ++failedBy[std::string(kgen::name(c.dtype)) + "/" +
@@ -226,6 +263,8 @@ int runCommand(const std::vector<std::string> &args) {
   }
   std::cout << "[kgen-fuzz] " << total << " cases, " << failures
             << " failed (seed " << seed << ")\n";
+  if (!reportPath.empty() && !writeReport(reportPath, byKernel))
+    return 1;
   return failures ? 1 : 0;
 }
 

@@ -159,6 +159,7 @@ Outcome Runner::run(const FuzzCase &c) {
       bundle.kernel(c.op, c.dtype, c.specialized ? c.length : 0, err);
   if (!k)
     return skip(err);
+  out.kernel = k->entry.name;
   const Kernel &dsl = k->dsl;
   const OpDef *op = k->op;
   Shape sh;

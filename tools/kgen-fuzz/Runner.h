@@ -60,6 +60,7 @@ struct Outcome {
   double worst = 0;      ///< the largest |got - ref| / tolerance seen
   bool fatal = false;    ///< the CUDA context is unusable: stop
   double refSeconds = 0; ///< time in the interpreter
+  std::string kernel;    ///< the bundle's kernel that ran ("" if none)
 };
 
 /// Runs cases one at a time on device 0 (or the emulator).

@@ -7,8 +7,11 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
 #include <fmt/format.h>
 #include <map>
+#include <set>
+#include <tuple>
 
 namespace kgen::tools {
 
@@ -73,7 +76,29 @@ std::string writeBaseline(const Baseline &b) {
                        i ? "," : "", quoted(k.name), k.ptxLines, k.ptxHash,
                        llvm::join(entries, ", "));
   }
-  return out + "\n}\n}\n";
+  out += "\n}";
+  // GPU tables, where given: a kernel's or a case's numbers on one line.
+  if (!b.numerics.empty()) {
+    out += ",\n\"numerics\": {";
+    const char *sep = "";
+    for (const auto &[name, n] : b.numerics) {
+      out += fmt::format("{}\n{}: [{}, {}, {}]", sep, quoted(name), n.cases,
+                         n.failed, n.worst);
+      sep = ",";
+    }
+    out += "\n}";
+  }
+  if (!b.times.empty()) {
+    out += ",\n\"times\": {";
+    const char *sep = "";
+    for (const auto &[name, t] : b.times) {
+      out += fmt::format("{}\n{}: [{}, {}, {}, {}, {}]", sep, quoted(name),
+                         t.bytes, t.cold, t.warm, t.memcpyCold, t.memcpyWarm);
+      sep = ",";
+    }
+    out += "\n}";
+  }
+  return out + "\n}\n";
 }
 
 bool readBaseline(const std::string &path, Baseline &out, std::string &err) {
@@ -180,7 +205,38 @@ bool readBaseline(const std::string &path, Baseline &out, std::string &err) {
     }
     out.kernels.push_back(std::move(k));
   }
-  return true;
+  // [numbers...] of each member of an optional object.
+  auto rows = [&](const char *key, size_t count, auto set) {
+    const json::Value *o = doc.find(key);
+    if (!o)
+      return true;
+    if (o->kind != K::Object)
+      return fail(key, "must be an object");
+    for (const auto &[name, v] : o->object) {
+      bool ok = v.kind == K::Array && v.array.size() == count;
+      for (size_t i = 0; ok && i < count; ++i)
+        ok = v.array[i].kind == K::Number && v.array[i].number >= 0;
+      if (!ok || !set(name, v.array))
+        return fail(std::string(key) + "." + name,
+                    fmt::format("must be an array of {} numbers >= 0", count));
+    }
+    return true;
+  };
+  return rows("numerics", 3,
+              [&](const std::string &name, const auto &a) {
+                KernelNumerics n{a[0].integer, a[1].integer, a[2].number};
+                out.numerics[name] = n;
+                return a[0].isInteger && a[1].isInteger && n.failed <= n.cases;
+              }) &&
+         rows("times", 5, [&](const std::string &name, const auto &a) {
+           CaseTimes t;
+           t.pass = true;
+           t.status = "pass";
+           t.bytes = a[0].number, t.cold = a[1].number, t.warm = a[2].number;
+           t.memcpyCold = a[3].number, t.memcpyWarm = a[4].number;
+           out.times[name] = t;
+           return t.cold > 0 && t.warm > 0;
+         });
 }
 
 DiffResult diffBaselines(const Baseline &before, const Baseline &after,
@@ -258,6 +314,54 @@ DiffResult diffBaselines(const Baseline &before, const Baseline &after,
   for (const KernelMetrics &k : after.kernels)
     if (!was.count(k.name))
       row(k.name, "", "kernel", "-", "new", "");
+
+  // GPU tables: compared where both sides measured the kernel or case.
+  for (const auto &[name, old] : before.numerics) {
+    auto it = after.numerics.find(name);
+    if (it == after.numerics.end())
+      continue;
+    const KernelNumerics &n = it->second;
+    ++r.comparedNumerics;
+    bool worse = n.failed > 0 || n.worst > old.worst + opts.numericsSlack;
+    if (n.failed)
+      row(name, "", "failed cases", std::to_string(old.failed),
+          std::to_string(n.failed), "REGRESSION");
+    else if (n.worst != old.worst)
+      row(name, "", "worst err/tol", fmt::format("{:.3f}", old.worst),
+          fmt::format("{:.3f}", n.worst),
+          worse                 ? "REGRESSION"
+          : n.worst < old.worst ? "better"
+                                : "");
+    r.regressions += worse;
+    r.improvements += !worse && n.worst < old.worst;
+  }
+  double logCold = 0;
+  for (const auto &[name, old] : before.times) {
+    auto it = after.times.find(name);
+    if (it == after.times.end())
+      continue;
+    const CaseTimes &t = it->second;
+    if (!t.pass) {
+      row(name, "", "time", "pass", t.status, "REGRESSION");
+      ++r.regressions;
+      continue;
+    }
+    ++r.comparedTimes;
+    logCold += std::log(t.cold / old.cold);
+    for (auto [what, a, b] : {std::tuple{"cold_us", old.cold, t.cold},
+                              std::tuple{"warm_us", old.warm, t.warm}}) {
+      double slack = std::max(a * opts.timeSlack, opts.timeFloorUs);
+      bool worse = b > a + slack;
+      bool better = b < a - slack;
+      if (worse || better)
+        row(name, "", what, fmt::format("{:.2f}", a), fmt::format("{:.2f}", b),
+            worse ? "REGRESSION" : "better");
+      r.regressions += worse;
+      r.improvements += better;
+    }
+  }
+  if (r.comparedTimes)
+    r.coldGeomean = std::exp(logCold / double(r.comparedTimes));
   size_t shown = opts.verbose ? rows.size() : std::min<size_t>(rows.size(), 40);
   if (!rows.empty())
     r.table = fmt::format("{:<48} {:<16} {:<18} {:>8} {:>8}\n", "kernel",
@@ -304,28 +408,69 @@ bool measure(const Selection &sel, const codegen::CompileOptions &base,
 
 } // namespace
 
+/// Reads the GPU tables given into `b`; prints what is wrong.
+static bool readGpuTables(const GpuTables &gpu, Baseline &b) {
+  std::string err;
+  bool ok =
+      (gpu.numerics.empty() || readNumerics(gpu.numerics, b.numerics, err)) &&
+      (gpu.times.empty() || readTimes(gpu.times, b.times, err));
+  if (!ok)
+    llvm::errs() << "kgen: error: " << err << "\n";
+  return ok;
+}
+
 int saveBaseline(const std::string &path, const Selection &sel,
                  const codegen::CompileOptions &base, unsigned threads,
-                 const BaselineTools &t) {
+                 const BaselineTools &t, const GpuTables &gpu) {
   Baseline b;
+  if (!readGpuTables(gpu, b))
+    return 1;
+  for (const auto &[name, n] : b.numerics)
+    if (n.failed) {
+      llvm::errs() << fmt::format("kgen: error: {} failed {} of its {} cases "
+                                  "in {}: not a baseline to keep\n",
+                                  name, n.failed, n.cases, gpu.numerics);
+      return 1;
+    }
+  for (const auto &[name, c] : b.times)
+    if (!c.pass) {
+      llvm::errs() << fmt::format("kgen: error: case '{}' in {} did not pass "
+                                  "({}): not a baseline to keep\n",
+                                  name, gpu.times, c.status);
+      return 1;
+    }
   std::vector<Job> jobs;
   if (!measure(sel, base, threads, t, /*keepText=*/false, b, jobs))
     return 1;
+  // Numerics of kernels outside the selection are not this baseline's.
+  std::set<std::string> held;
+  for (const KernelMetrics &k : b.kernels)
+    held.insert(k.name);
+  std::erase_if(b.numerics, [&](auto &n) { return !held.count(n.first); });
   if (!writeFile(path, writeBaseline(b)))
     return 1;
   size_t entries = 0;
   for (const KernelMetrics &k : b.kernels)
     entries += k.entries.size();
-  llvm::outs() << fmt::format("kgen baseline: {} kernels, {} entries -> {}\n",
-                              b.kernels.size(), entries, path);
+  llvm::outs() << fmt::format("kgen baseline: {} kernels, {} entries{} -> {}\n",
+                              b.kernels.size(), entries,
+                              b.numerics.empty() && b.times.empty()
+                                  ? ""
+                                  : fmt::format(", numerics of {} kernels, "
+                                                "times of {} cases",
+                                                b.numerics.size(),
+                                                b.times.size()),
+                              path);
   return 0;
 }
 
 int runDiff(const std::string &path, const DiffOptions &opts,
             bool failOnRegression, const std::string &lintConfig,
             const codegen::CompileOptions &base, unsigned threads,
-            const BaselineTools &t) {
+            const BaselineTools &t, const GpuTables &gpu) {
   Baseline before, after;
+  if (!readGpuTables(gpu, after))
+    return 1;
   std::string err;
   if (!readBaseline(path, before, err)) {
     llvm::errs() << "kgen: error: " << err << "\n";
@@ -362,6 +507,15 @@ int runDiff(const std::string &path, const DiffOptions &opts,
       d.regressions, d.improvements,
       lintConfig.empty() ? ""
                          : fmt::format(", {} lint violations", violations));
+  if (!gpu.numerics.empty())
+    llvm::outs() << fmt::format("kgen diff: numerics of {} kernels compared "
+                                "({} in the baseline)\n",
+                                d.comparedNumerics, before.numerics.size());
+  if (!gpu.times.empty())
+    llvm::outs() << fmt::format("kgen diff: times of {} cases compared ({} in "
+                                "the baseline), cold geomean {:.3f}\n",
+                                d.comparedTimes, before.times.size(),
+                                d.coldGeomean);
   if (!built || violations)
     return 1;
   return failOnRegression && d.regressions ? 1 : 0;

@@ -6,7 +6,9 @@
 //   kgen aot -o DIR --name LIB [--archs ...] [--lengths ...] [--ops ...]
 //   kgen lint --config FILE [--archs ...] [--lengths ...] [--ops ...]
 //   kgen baseline save FILE [--archs ...] [--lengths ...] [--ops ...]
-//   kgen diff FILE [--fail-on-regression] [--config FILE]
+//                           [--numerics TABLE] [--times TABLE]
+//   kgen diff FILE [--fail-on-regression] [--config FILE] [--numerics TABLE]
+//                  [--times TABLE]
 //
 // The shipped kgen is this program linked with ops/; a user's generator is
 // the same program linked with the user's op files.
@@ -227,7 +229,9 @@ static cl::opt<bool> failOnRegression(
     "fail-on-regression",
     cl::desc("Exit 1 when a metric regressed (a kernel or entry gone, spills "
              "or stack grown, registers past --registers-slack, PTX lines or "
-             "SASS past --growth-slack)"),
+             "SASS past --growth-slack; with GPU tables, a failed case, "
+             "numerics past --numerics-slack, times past --time-slack and "
+             "--time-floor)"),
     cl::init(false), cl::sub(diffCmd), cl::cat(cat));
 static cl::opt<int64_t>
     registersSlack("registers-slack",
@@ -237,6 +241,31 @@ static cl::opt<double> growthSlack(
     "growth-slack",
     cl::desc("Share PTX lines and SASS instructions may grow (default 0.05)"),
     cl::init(0.05), cl::sub(diffCmd), cl::cat(cat));
+static cl::opt<std::string> numericsTable(
+    "numerics",
+    cl::desc("Numerics from a GPU to store or compare: the table of "
+             "`kgen-fuzz run --report`"),
+    cl::value_desc("file"), cl::sub(baselineCmd), cl::sub(diffCmd),
+    cl::cat(cat));
+static cl::opt<std::string>
+    timesTable("times",
+               cl::desc("Times from a GPU to store or compare: the table of "
+                        "`kgen-fuzz time`"),
+               cl::value_desc("file"), cl::sub(baselineCmd), cl::sub(diffCmd),
+               cl::cat(cat));
+static cl::opt<double> numericsSlack(
+    "numerics-slack",
+    cl::desc("How much a kernel's worst |err|/tol may grow (default 0.25)"),
+    cl::init(0.25), cl::sub(diffCmd), cl::cat(cat));
+static cl::opt<double> timeSlack(
+    "time-slack",
+    cl::desc("Share a case's cold or warm time may grow (default 0.05)"),
+    cl::init(0.05), cl::sub(diffCmd), cl::cat(cat));
+static cl::opt<double> timeFloor(
+    "time-floor",
+    cl::desc("Microseconds any time may grow, whatever its share (default "
+             "0.2: a launch of a microsecond moves that much between runs)"),
+    cl::init(0.2), cl::sub(diffCmd), cl::cat(cat));
 static cl::list<std::string> bundledOps(
     "bundled",
     cl::desc("aot with --user-ops: also these ops that ship with kgen"),
@@ -530,24 +559,30 @@ static int runBaseline() {
   if (!compileOptions(opts, sel.archs))
     return 1;
   return tools::saveBaseline(baselineArgs[1], sel, opts, jobCount(),
-                             baselineTools());
+                             baselineTools(), {numericsTable, timesTable});
 }
 
 static int runDiff() {
   if (diffFile.empty())
     return fail("expected `kgen diff FILE`, FILE from `kgen baseline save`");
-  if (registersSlack < 0 || growthSlack < 0)
-    return fail("--registers-slack and --growth-slack must be >= 0");
+  if (registersSlack < 0 || growthSlack < 0 || !(numericsSlack >= 0) ||
+      !(timeSlack >= 0) || !(timeFloor >= 0))
+    return fail("--registers-slack, --growth-slack, --numerics-slack, "
+                "--time-slack and --time-floor must be >= 0");
   tools::DiffOptions o;
   o.registersSlack = registersSlack;
   o.growthSlack = growthSlack;
+  o.numericsSlack = numericsSlack;
+  o.timeSlack = timeSlack;
+  o.timeFloorUs = timeFloor;
   o.verbose = verbose;
   // The baseline's archs are checked as its kernels compile.
   codegen::CompileOptions opts;
   if (!compileOptions(opts, {}))
     return 1;
   return tools::runDiff(diffFile, o, failOnRegression, lintConfig, opts,
-                        jobCount(), baselineTools());
+                        jobCount(), baselineTools(),
+                        {numericsTable, timesTable});
 }
 
 /// The rows a case may take: past them one tensor of 65536 f32 elements a

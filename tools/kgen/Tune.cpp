@@ -2,6 +2,7 @@
 #include "Tune.h"
 
 #include "Bundle.h"
+#include "GpuRecords.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -23,28 +24,10 @@ namespace json = llvm::json;
 
 constexpr size_t kMaxCandidates = 64;
 constexpr size_t kMaxCases = 1024;
-constexpr uint64_t kMaxFileBytes = 16 << 20; // a run's largest file
 
 int fail(const std::string &msg) {
   llvm::errs() << "kgen: error: " << msg << "\n";
   return 1;
-}
-
-bool readSmallFile(const std::string &path, std::string &out,
-                   std::string &err) {
-  uint64_t size = 0;
-  if (!llvm::sys::fs::is_regular_file(path) ||
-      llvm::sys::fs::file_size(path, size) || size > kMaxFileBytes) {
-    err = "'" + path + "' is not a readable file of at most 16 MiB";
-    return false;
-  }
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (!buffer) {
-    err = "cannot read '" + path + "': " + buffer.getError().message();
-    return false;
-  }
-  out = (*buffer)->getBuffer().str();
-  return true;
 }
 
 /// One change to the base: `option` of `pass` set to `value` (the pass's
@@ -254,43 +237,19 @@ int tunePlan(const TunePlan &plan, const Selection &sel,
 
 namespace {
 
-struct Times {
-  bool pass = false;
-  std::string status;
-  double bytes = 0, cold = 0, warm = 0, memcpyCold = 0, memcpyWarm = 0;
-  /// The base's: how much slower a candidate may be here and count as
-  /// noise.
+/// A case's times, with how much slower a candidate may be there and count
+/// as noise (the base's).
+struct Times : CaseTimes {
   double coldSlack = 0, warmSlack = 0;
 };
 
-/// `kgen-fuzz time`'s table, by case.
-bool readTimes(const std::string &path, std::map<std::string, Times> &out,
-               std::string &err) {
-  std::string text;
-  if (!readSmallFile(path, text, err))
+bool readCandidateTimes(const std::string &path,
+                        std::map<std::string, Times> &out, std::string &err) {
+  std::map<std::string, CaseTimes> read;
+  if (!readTimes(path, read, err))
     return false;
-  llvm::SmallVector<llvm::StringRef> lines;
-  llvm::StringRef(text).split(lines, '\n', -1, false);
-  for (size_t i = 1; i < lines.size(); ++i) { // past the header
-    llvm::SmallVector<llvm::StringRef> f;
-    lines[i].split(f, '\t');
-    if (f.size() < 8) {
-      err = fmt::format("{}:{}: expected 8 tab-separated fields", path, i + 1);
-      return false;
-    }
-    Times t;
-    t.status = f[1].str();
-    t.pass = f[1] == "pass";
-    if (t.pass &&
-        (f[2].getAsDouble(t.bytes) || f[3].getAsDouble(t.cold) ||
-         f[4].getAsDouble(t.warm) || f[5].getAsDouble(t.memcpyCold) ||
-         f[6].getAsDouble(t.memcpyWarm) || t.cold <= 0 || t.warm <= 0)) {
-      err = fmt::format("{}:{}: a passing case needs positive times", path,
-                        i + 1);
-      return false;
-    }
-    out[f[0].str()] = t;
-  }
+  for (auto &[name, t] : read)
+    out[name] = Times{t};
   return true;
 }
 
@@ -330,8 +289,8 @@ int tunePick(const std::string &run, double noise) {
   }
   std::string dir = run + "/candidates/";
   std::map<std::string, Times> first, again;
-  if (!readTimes(dir + "base/times.tsv", first, err) ||
-      !readTimes(dir + "base/times-again.tsv", again, err))
+  if (!readCandidateTimes(dir + "base/times.tsv", first, err) ||
+      !readCandidateTimes(dir + "base/times-again.tsv", again, err))
     return fail(err + " (run bench/tune_check.sh on the GPU first)");
   // The base's case time: the geometric mean of its two runs; the noise:
   // the larger of `noise` and the 90th percentile of their spread.
@@ -374,7 +333,7 @@ int tunePick(const std::string &run, double noise) {
       continue;
     }
     std::map<std::string, Times> got;
-    if (!readTimes(dir + c.name + "/times.tsv", got, err))
+    if (!readCandidateTimes(dir + c.name + "/times.tsv", got, err))
       return fail(err);
     std::vector<double> cold, warm;
     double worst = 0;
