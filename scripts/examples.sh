@@ -7,6 +7,9 @@
 # wrong dtype, and the static runtime from C through pkg-config.
 #   scripts/examples.sh [BUILD_DIR] (default build/)
 # Env: KGEN_EXAMPLES_KEEP=DIR keeps the prefix and programs in DIR.
+#      KGEN_EXAMPLES_FLAGS="-fsanitize=..." builds the C and C++ examples
+#      with those compile and link flags (a sanitizer build's install tree,
+#      scripts/sanitize.sh asan); Rust is skipped then.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="$(cd "${1:-$root/build}" && pwd)"
@@ -20,8 +23,11 @@ work="$(cd "$work" && pwd)"
 prefix="$work/prefix"
 
 cmake --install "$build" --prefix "$prefix" > "$work/install.log"
+flags="${KGEN_EXAMPLES_FLAGS:-}"
 cmake -S "$root/examples" -B "$work/examples" -G Ninja \
-  -DCMAKE_PREFIX_PATH="$prefix" > "$work/configure.log"
+  -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_FLAGS="$flags" \
+  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" \
+  -DCMAKE_SHARED_LINKER_FLAGS="$flags" > "$work/configure.log"
 cmake --build "$work/examples"
 
 failed=0
@@ -43,7 +49,9 @@ run rmsnorm_c "$work/examples/rmsnorm_c"
 run softcap_check "$work/examples/softcap_check"
 
 cargo="$(command -v cargo || echo "$HOME/.cargo/bin/cargo")"
-if [ -x "$cargo" ]; then
+if [ -n "$flags" ]; then
+  echo "examples: rust: skipped (KGEN_EXAMPLES_FLAGS: cargo links no sanitizer runtime)"
+elif [ -x "$cargo" ]; then
   (cd "$root/examples/rust" && KGEN_PREFIX="$prefix" \
      CARGO_TARGET_DIR="$work/rust" "$cargo" build --release --offline -q)
   run rust "$work/rust/release/kgen-rust-example"
@@ -59,7 +67,9 @@ cat > "$work/version.c" <<'C'
 int main(void) { printf("kgen runtime %s\n", kgen_runtime_version()); return 0; }
 C
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
-if cc "$work/version.c" -o "$work/version" $(pkg-config --cflags kgen-runtime) \
+# shellcheck disable=SC2086 # flags are words
+if cc $flags "$work/version.c" -o "$work/version" \
+     $(pkg-config --cflags kgen-runtime) \
      "$prefix/lib/libkgen_runtime.a" $(pkg-config --libs-only-other \
      --static kgen-runtime) && "$work/version" | grep -q "kgen runtime"; then
   echo "examples: C with pkg-config and the static runtime: linked and ran"

@@ -3,6 +3,8 @@
 #   scripts/sanitize.sh            asan, then tsan
 #   scripts/sanitize.sh asan       the whole suite built with ASan + UBSan in
 #                                  build-asan, then its ctest (GPU tests skip)
+#   scripts/sanitize.sh examples   build-asan, then examples/ built with the
+#                                  same flags against its install tree
 #   scripts/sanitize.sh tsan       the runtime tests built with TSan in
 #                                  build-tsan; runs its multi-thread launch
 #                                  tests (the fake driver's) many times
@@ -17,28 +19,41 @@ cuda="${KGEN_CUDA_PATH:-/usr/local/cuda}"
 generator=()
 if command -v ninja >/dev/null; then generator=(-G Ninja); fi
 
-asan() {
-  # UB aborts (-fno-sanitize-recover); vptr needs RTTI, which LLVM/MLIR
-  # code is built without.
-  local flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
-  flags+=" -fno-sanitize=vptr -fno-omit-frame-pointer"
+# UB aborts (-fno-sanitize-recover); vptr needs RTTI, which LLVM/MLIR code
+# is built without.
+asan_flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+asan_flags+=" -fno-sanitize=vptr -fno-omit-frame-pointer"
+
+asan_build() {
+  local flags="$asan_flags"
   cmake -S . -B build-asan "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DKGEN_CUDA_PATH="$cuda" -DKGEN_PYTHON=OFF \
     -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \
     -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" \
     -DCMAKE_MODULE_LINKER_FLAGS="$flags" >/dev/null
   cmake --build build-asan -j"$jobs"
-  # Left out: reference-python loads the ASan-built libkgen_reference.so into
-  # a Python that is not (ASan must be the first library loaded), examples
-  # links an outside project against this package without the sanitizer
-  # flags, and the fuzz-* tests fuzz with sanitizers of their own (fuzz N).
   # allow_user_poisoning=0: LLVM's allocator, inlined into this ASan build,
   # poisons its slabs, and the prebuilt libMLIR never unpoisons what it then
   # hands out (false use-after-poison reports).
-  ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allow_user_poisoning=0}" \
-    UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
-    ctest --test-dir build-asan --output-on-failure -j"$jobs" \
+  export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allow_user_poisoning=0}"
+  export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+}
+
+# The examples as a user builds them, against the sanitized install tree
+# with the same flags: the generator, the runtime and the programs checked.
+asan_examples() {
+  KGEN_EXAMPLES_FLAGS="$asan_flags" bash scripts/examples.sh build-asan
+}
+
+asan() {
+  asan_build
+  # Left out of ctest: reference-python loads the ASan-built
+  # libkgen_reference.so into a Python that is not (ASan must be the first
+  # library loaded), examples (run below with the sanitizer's flags), and
+  # the fuzz-* tests, which fuzz with sanitizers of their own (fuzz N).
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" \
     -E '^(reference-python|examples|fuzz(-.*)?)$'
+  asan_examples
 }
 
 tsan() {
@@ -87,10 +102,11 @@ fuzz() {
 case "${1:-}" in
 "") asan && tsan ;;
 asan) asan ;;
+examples) asan_build && asan_examples ;;
 tsan) tsan ;;
 fuzz) fuzz "${2:-}" ;;
 *)
-  echo "usage: sanitize.sh [asan|tsan|fuzz N]" >&2
+  echo "usage: sanitize.sh [asan|examples|tsan|fuzz N]" >&2
   exit 2
   ;;
 esac
