@@ -298,6 +298,55 @@ double decode(DType t, const void *src) {
   return 0;
 }
 
+void decodeRun(DType t, const void *src, int64_t stride, int64_t n,
+               double *out) {
+  const char *p = static_cast<const char *>(src);
+  const int64_t step = stride * sizeInBytes(t);
+  auto each = [&](auto read) {
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = read(p + i * step);
+  };
+  switch (t) {
+  case DType::F32:
+    return each([](const char *q) {
+      float f;
+      std::memcpy(&f, q, 4);
+      return double(f);
+    });
+  case DType::BF16:
+    return each([](const char *q) {
+      uint16_t bits;
+      std::memcpy(&bits, q, 2);
+      return double(bf16BitsToF32(bits));
+    });
+  default:
+    return each([t](const char *q) { return decode(t, q); });
+  }
+}
+
+void encodeRun(DType t, const double *v, int64_t n, void *dst, int64_t stride) {
+  char *p = static_cast<char *>(dst);
+  const int64_t step = stride * sizeInBytes(t);
+  switch (t) {
+  case DType::F32:
+    for (int64_t i = 0; i < n; ++i) {
+      float f = roundF32(v[i]);
+      std::memcpy(p + i * step, &f, 4);
+    }
+    return;
+  case DType::BF16: // the rounded f32's top half is the bf16 pattern
+    for (int64_t i = 0; i < n; ++i) {
+      uint16_t bits = uint16_t(
+          std::bit_cast<uint32_t>(roundNarrow(roundF32(v[i]), kBF16)) >> 16);
+      std::memcpy(p + i * step, &bits, 2);
+    }
+    return;
+  default:
+    for (int64_t i = 0; i < n; ++i)
+      encode(t, v[i], p + i * step);
+  }
+}
+
 double ulp(DType t, double v) {
   if (std::isnan(v))
     return v;

@@ -43,6 +43,13 @@ void encode(DType t, double v, void *dst);
 /// Reads a value of t's bit layout. Exact: every value of t is a double.
 double decode(DType t, const void *src);
 
+/// decode() of n values `stride` elements apart, from src; and encode() of
+/// n values into dst, `stride` elements apart. The same values, one dtype
+/// dispatch for the run (the interpreter's loads and stores).
+void decodeRun(DType t, const void *src, int64_t stride, int64_t n,
+               double *out);
+void encodeRun(DType t, const double *v, int64_t n, void *dst, int64_t stride);
+
 /// The spacing of t's values at |v|: the distance from |v|'s binade bottom
 /// to the next value (for |v| below the smallest normal, the subnormal
 /// spacing; beyond the largest finite value, the spacing of the top binade).

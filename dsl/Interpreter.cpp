@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -162,10 +163,12 @@ double binaryOp(BinaryOp op, DType t, double a, double b) {
 
 /// The float fast path: + - * / and sqrt are correctly rounded in float, and
 /// a double has the 2 * 24 + 2 bits that make rounding its exact result to
-/// f32 give the same value; neg and abs are exact.
+/// f32 give the same value; neg, abs and casts between floats are exact.
 bool hasFloatPath(const Node &n, DType opType) {
   if (!isFloat(n.dtype) || !isFloat(opType))
     return false;
+  if (n.kind == NodeKind::Cast)
+    return true;
   if (n.kind == NodeKind::Unary)
     return n.unary == UnaryOp::Neg || n.unary == UnaryOp::Abs ||
            n.unary == UnaryOp::Sqrt;
@@ -191,6 +194,9 @@ void floatLoop(DType t, double *out, int64_t len, const double *a, int64_t sa,
 void floatNode(const Node &n, double *out, int64_t len, const double *a,
                int64_t sa, const double *b, int64_t sb) {
   const DType t = n.dtype;
+  if (n.kind == NodeKind::Cast)
+    return floatLoop(t, out, len, a, sa, a, sa,
+                     [](float x, float) { return x; });
   if (n.kind == NodeKind::Unary) {
     switch (n.unary) {
     case UnaryOp::Neg:
@@ -538,15 +544,16 @@ void interpret(const Kernel &k, const Bindings &b,
           at = place(n.index, r);
         if (t.layout == Layout::Rows)
           at.element += p.viewStart[i];
-        for (int64_t e = 0; e < len; ++e) {
-          if (!at.valid) { // a gather index outside the table
-            out[e] = std::numeric_limits<double>::quiet_NaN();
-            continue;
-          }
-          double v =
-              decode(t.dtype, addr(at.tensor, at.element + e * n.stride));
-          out[e] = t.dtype == n.dtype ? v : roundTo(n.dtype, v);
+        if (!at.valid) { // a gather index outside the table
+          std::fill(out.begin(), out.end(),
+                    std::numeric_limits<double>::quiet_NaN());
+          break;
         }
+        decodeRun(t.dtype, addr(at.tensor, at.element), n.stride, len,
+                  out.data());
+        if (t.dtype != n.dtype)
+          for (double &v : out)
+            v = roundTo(n.dtype, v);
         break;
       }
       case NodeKind::Param:
@@ -589,6 +596,12 @@ void interpret(const Kernel &k, const Bindings &b,
                                         : elem(n.operands[2], e));
         break;
       case NodeKind::Cast:
+        if (fastPath && hasFloatPath(n, k.nodes[n.operands[0]].dtype)) {
+          int a = n.operands[0];
+          floatNode(n, out.data(), len, vals[a].data(), p.isRow[a],
+                    vals[a].data(), p.isRow[a]);
+          break;
+        }
         for (int64_t e = 0; e < len; ++e)
           out[e] = roundTo(n.dtype, elem(n.operands[0], e));
         break;
@@ -626,9 +639,8 @@ void interpret(const Kernel &k, const Bindings &b,
         encode(t.dtype, v[0], addr(at.tensor, at.element));
         continue;
       }
-      int64_t base = at.element + p.storeStart[s];
-      for (int64_t e = 0; e < (int64_t)v.size(); ++e)
-        encode(t.dtype, v[e], addr(at.tensor, base + e * st.stride));
+      encodeRun(t.dtype, v.data(), int64_t(v.size()),
+                addr(at.tensor, at.element + p.storeStart[s]), st.stride);
     }
   }
 }

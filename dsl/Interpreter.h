@@ -76,9 +76,10 @@ struct InterpretOptions {
   /// far an output moves then measures how much rounding it amplifies
   /// (roundingSlack below).
   std::optional<uint64_t> perturbSeed;
-  /// Computes + - * / sqrt neg abs of float operands in float, which gives
-  /// the double result rounded to f32 exactly; false evaluates every node in
-  /// double as written above. InterpreterTest checks both agree on every op.
+  /// Computes + - * / sqrt neg abs and casts of float operands in float,
+  /// which gives the double result rounded to f32 exactly; false evaluates
+  /// every node in double as written above. FloatPathTest (test/ops) checks
+  /// that both write the same bytes on every registered op.
   bool floatFastPath = true;
 };
 

@@ -479,6 +479,36 @@ TEST(Float, NarrowRoundToMatchesEncodeDecode) {
   }
 }
 
+/// decodeRun and encodeRun give decode() and encode()'s values, strided.
+TEST(Float, RunsMatchOneAtATime) {
+  std::mt19937 rng(3);
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F8E4M3,
+                  DType::F8E5M2, DType::I32, DType::I64, DType::Bool}) {
+    const int64_t n = 4096, stride = 3, size = sizeInBytes(t);
+    std::vector<double> v(n);
+    for (double &x : v) // any f32 pattern, integers up to 2^31
+      x = isFloat(t) ? double(bitsF32(uint32_t(rng())))
+                     : double(int32_t(rng()));
+    std::vector<uint8_t> one(n * stride * size), run(n * stride * size, 0xAB);
+    for (int64_t i = 0; i < n; ++i)
+      encode(t, v[i], one.data() + i * stride * size);
+    for (int64_t i = 0; i < n; ++i) // the bytes between stay as they were
+      std::memset(one.data() + (i * stride + 1) * size, 0xAB,
+                  (stride - 1) * size);
+    encodeRun(t, v.data(), n, run.data(), stride);
+    ASSERT_EQ(one, run) << name(t);
+    std::vector<double> got(n);
+    decodeRun(t, run.data(), stride, n, got.data());
+    for (int64_t i = 0; i < n; ++i) {
+      double want = decode(t, run.data() + i * stride * size);
+      ASSERT_TRUE(std::bit_cast<uint64_t>(want) ==
+                      std::bit_cast<uint64_t>(got[i]) ||
+                  (std::isnan(want) && std::isnan(got[i])))
+          << name(t) << " element " << i;
+    }
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Integers, bool, encode/decode, ulp
 //===----------------------------------------------------------------------===//

@@ -1,7 +1,7 @@
 //===- FloatPathTest.cpp - The interpreter's float path against double ----===//
 //
-// interpret() computes + - * / sqrt neg abs of float operands in float (its
-// fast path) and everything else in double. With the fast path off, every
+// interpret() computes + - * / sqrt neg abs and casts of float operands in
+// float (its fast path) and the rest in double. With the fast path off, every
 // node is computed in double, as the spec is written. On every registered
 // op and dtype, on values that include NaN, Inf, +-0, subnormals and
 // magnitudes near the dtype's range, both must write the same bytes (a NaN
