@@ -364,21 +364,63 @@ Chunk RowLowering::makeChunk(Value j, std::optional<int64_t> staticJ,
   return c;
 }
 
+bool RowLowering::loadsUnread(Value v, Chunk &c,
+                              const DenseSet<Value> &written) {
+  SmallVector<Value> work{v};
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (!seen.insert(x).second || !isRowValue(x) || c.memo.count(x))
+      continue;
+    Operation *op = x.getDefiningOp();
+    if (!op)
+      continue;
+    if (auto l = dyn_cast<LoadOp>(op)) {
+      if (llvm::any_of(roots(l.getSource()),
+                       [&](Value r) { return written.contains(r); }))
+        return true;
+      continue;
+    }
+    llvm::append_range(work, op->getOperands());
+  }
+  return false;
+}
+
 void RowLowering::emitStores(Chunk &c, std::optional<int> level) {
-  for (StoreOp s : kernel.getBody().getOps<StoreOp>()) {
-    if (!isRowValue(s.getValue()))
-      continue;
-    if (level && reduceLevel(s.getValue()) != *level)
-      continue;
+  SmallVector<StoreOp> stores;
+  for (StoreOp s : kernel.getBody().getOps<StoreOp>())
+    if (isRowValue(s.getValue()) &&
+        (!level || reduceLevel(s.getValue()) == *level))
+      stores.push_back(s);
+  // A row program reads its rows before it writes them, as the interpreter
+  // runs it: a later store's value that loads a row an earlier store writes
+  // is computed before that store (two loads of a row, one after the store).
+  auto readFirst = [&](size_t i, StoreOp s) {
+    DenseSet<Value> written;
+    for (Value r : roots(s.getDest()))
+      written.insert(r);
+    for (StoreOp later : ArrayRef(stores).drop_front(i + 1))
+      if (loadsUnread(later.getValue(), c, written))
+        chunkValue(later.getValue(), c);
+  };
+  for (size_t i = 0; i < stores.size(); ++i) {
+    StoreOp s = stores[i];
     auto it = storePairOf.find(s);
     if (it == storePairOf.end()) {
-      storeChunk(s, chunkValue(s.getValue(), c), c);
+      Value v = chunkValue(s.getValue(), c);
+      readFirst(i, s);
+      storeChunk(s, v, c);
       continue;
     }
     auto [even, odd] = it->second;
-    if (s == even) // the odd one is written with it
-      storePair(even, odd, chunkValue(even.getValue(), c),
-                chunkValue(odd.getValue(), c), c);
+    if (s != even) // the odd one is written with the even one
+      continue;
+    // The odd value first: the order the measured kernels were built in.
+    Value o = chunkValue(odd.getValue(), c);
+    Value e = chunkValue(even.getValue(), c);
+    readFirst(i, even);
+    readFirst(i, odd);
+    storePair(even, odd, e, o, c);
   }
 }
 

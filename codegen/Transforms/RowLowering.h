@@ -108,6 +108,9 @@ private:
   void emitGathers();
   /// The chunk's row stores; only those of reduction `level` when given.
   void emitStores(Chunk &c, std::optional<int> level = std::nullopt);
+  /// Whether computing `v` for `c` would load, for the first time in `c`, a
+  /// row of a tensor whose roots are in `written`.
+  bool loadsUnread(Value v, Chunk &c, const DenseSet<Value> &written);
   void emitScalarStores();
   void emitInRegisters(int64_t count);
   void emitPrefetches(MutableArrayRef<Chunk> chunks);

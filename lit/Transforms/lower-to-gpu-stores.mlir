@@ -63,3 +63,43 @@ kgen.kernel @late_load(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = 
   kgen.store %yv, %y[%c0] {vector_width = 8 : i64} : tensor<2048xbf16>, !kgen.rows<bf16>
   kgen.return
 }
+
+// -----
+
+// FlashInfer's fused add: the f32 sum is formed again after the reduction
+// from second loads of x and res. Those loads come before either store: the
+// row is read before it is written, whatever order the stores take.
+// CHECK-LABEL: gpu.func @reload(
+// CHECK: gpu.barrier
+// CHECK-NOT: llvm.store
+// CHECK: llvm.load
+// CHECK-NOT: llvm.store
+// CHECK: llvm.load
+// CHECK: llvm.store {{.*}} : vector<8xbf16>
+// CHECK: llvm.store {{.*}} : vector<8xbf16>
+kgen.kernel @reload(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
+                    %res: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "res"})
+    attributes {dims = {n = 2048 : i64}, schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 1, reread = false>} {
+  %n = arith.constant 2048 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<2048xbf16>
+  %b = kgen.load %res[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<2048xbf16>
+  %af = arith.extf %a : tensor<2048xbf16> to tensor<2048xf32>
+  %bf = arith.extf %b : tensor<2048xbf16> to tensor<2048xf32>
+  %sum = arith.addf %af, %bf : tensor<2048xf32>
+  %r = arith.truncf %sum : tensor<2048xf32> to tensor<2048xbf16>
+  %sq = arith.mulf %sum, %sum : tensor<2048xf32>
+  %s = kgen.reduce sum %sq : tensor<2048xf32> -> f32
+  %a2 = kgen.load %x[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<2048xbf16>
+  %b2 = kgen.load %res[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<2048xbf16>
+  %a2f = arith.extf %a2 : tensor<2048xbf16> to tensor<2048xf32>
+  %b2f = arith.extf %b2 : tensor<2048xbf16> to tensor<2048xf32>
+  %again = arith.addf %a2f, %b2f : tensor<2048xf32>
+  %bs = kgen.broadcast %s : f32 -> tensor<2048xf32>
+  %o = arith.mulf %again, %bs : tensor<2048xf32>
+  %y = arith.truncf %o : tensor<2048xf32> to tensor<2048xbf16>
+  kgen.store %r, %res[%c0] {vector_width = 8 : i64} : tensor<2048xbf16>, !kgen.rows<bf16>
+  kgen.store %y, %x[%c0] {vector_width = 8 : i64} : tensor<2048xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
