@@ -8,15 +8,20 @@ struct AddNormOptions {
   const char *name;
   bool inPlace = true;
   bool gemma = false; ///< GemmaRMSNorm's (1 + w), all in f32
+  /// FlashInfer's rounding: the sum stays f32 for the norm (the residual
+  /// gets it rounded), and the weight multiplies in f32 before one rounding.
+  bool flashinfer = false;
 };
 } // namespace
 
 // r = x + residual (added in the dtype) and the norm of it: Llama's
 // weight * (r * rsqrt(mean(r^2) + eps)).to(dtype), or Gemma's
-// (r * rsqrt(...) * (1 + weight)).to(dtype) in f32. In place, as vLLM's and
-// FlashInfer's fused_add_rmsnorm (residual <- r, x <- the norm), or into new
-// tensors for Hugging Face decoder layers, which do not own x. An f32 weight
-// makes Llama's product f32, rounded to the dtype once more.
+// (r * rsqrt(...) * (1 + weight)).to(dtype) in f32, as Hugging Face's decoder
+// layers and vLLM round. In place, as vLLM's and FlashInfer's
+// fused_add_rmsnorm (residual <- r, x <- the norm), or into new tensors for
+// Hugging Face decoder layers, which do not own x. An f32 weight makes
+// Llama's product f32, rounded to the dtype once more. FlashInfer's kernels
+// normalize the f32 sum and round once (docs/rounding.md).
 static Kernel addRMSNorm(DType dt, DType wdt, const AddNormOptions &o) {
   Builder b(o.name);
   Len hidden = b.dim("hidden");
@@ -24,12 +29,23 @@ static Kernel addRMSNorm(DType dt, DType wdt, const AddNormOptions &o) {
   Tensor residual = b.input("residual", dt, hidden);
   Tensor w = b.vector("weight", wdt, hidden);
   Expr eps = b.scalar("eps", DType::F32);
-  Expr r = x + residual;
-  Expr rf = r.to(DType::F32);
-  Expr normed = rf * rsqrt(mean(rf * rf) + eps);
-  Expr y =
-      o.gemma ? (normed * (1.0 + w.to(DType::F32))).to(dt) : w * normed.to(dt);
-  if (wdt != dt && !o.gemma)
+  auto sumF32 = [&] { return x.to(DType::F32) + residual.to(DType::F32); };
+  Expr r, rf, again;
+  if (o.flashinfer) {
+    rf = sumF32();
+    r = rf.to(dt);
+    // Formed again after the reduction from the held rows: held in f32 it
+    // took twice their registers and spilled on sm_90.
+    again = sumF32();
+  } else {
+    r = x + residual;
+    rf = again = r.to(DType::F32);
+  }
+  Expr normed = again * rsqrt(mean(rf * rf) + eps);
+  Expr y = o.gemma        ? (normed * (1.0 + w.to(DType::F32))).to(dt)
+           : o.flashinfer ? (normed * w.to(DType::F32)).to(dt)
+                          : w * normed.to(dt);
+  if (wdt != dt && !o.gemma && !o.flashinfer)
     y = y.to(dt);
   if (o.inPlace) {
     b.store(residual, r);
@@ -49,7 +65,7 @@ static std::function<Kernel(DType)> addNorm(AddNormOptions o,
 
 KGEN_REGISTER_OP(fused_add_rmsnorm)
     .summary("in place: residual = x + residual; x = rmsnorm(residual) * "
-             "weight (vLLM, FlashInfer)")
+             "weight (vLLM's rounding; FlashInfer's is _flashinfer)")
     .scalar("eps", 1e-6)
     .kernel(addNorm({"fused_add_rmsnorm"}));
 
@@ -59,11 +75,23 @@ KGEN_REGISTER_OP(add_rmsnorm)
     .scalar("eps", 1e-6)
     .kernel(addNorm({"add_rmsnorm", false}));
 
+KGEN_REGISTER_OP(fused_add_rmsnorm_flashinfer)
+    .summary("fused_add_rmsnorm as FlashInfer rounds: the norm of the f32 sum, "
+             "times the weight in f32, rounded once")
+    .scalar("eps", 1e-6)
+    .kernel(addNorm({"fused_add_rmsnorm_flashinfer", true, false, true}));
+
 KGEN_REGISTER_OP(gemma_fused_add_rmsnorm)
     .summary("in place: residual = x + residual; x = "
-             "gemma_rmsnorm(residual) (FlashInfer)")
+             "gemma_rmsnorm(residual) (Hugging Face Gemma's rounding)")
     .scalar("eps", 1e-6)
     .kernel(addNorm({"gemma_fused_add_rmsnorm", true, true}));
+
+KGEN_REGISTER_OP(gemma_fused_add_rmsnorm_flashinfer)
+    .summary("gemma_fused_add_rmsnorm as FlashInfer rounds: the norm of the "
+             "f32 sum")
+    .scalar("eps", 1e-6)
+    .kernel(addNorm({"gemma_fused_add_rmsnorm_flashinfer", true, true, true}));
 
 KGEN_REGISTER_OP(fused_add_rmsnorm_f32w)
     .summary("fused_add_rmsnorm with an f32 weight")

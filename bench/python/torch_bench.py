@@ -35,7 +35,10 @@ Suites (--suite):
           vLLM's forward_native (op by op in bf16). Also
           gemma_fused_add_rmsnorm (eager: HF's Gemma layer) and the f32-weight
           norms rmsnorm_f32w, layernorm_f32w, fused_add_rmsnorm_f32w
-          (eager: the HF module cast back to bf16; layer_norm on x.float()).
+          (eager: the HF module cast back to bf16; layer_norm on x.float()),
+          and FlashInfer's rounding of rmsnorm, fused_add_rmsnorm and
+          gemma_fused_add_rmsnorm (`_flashinfer`; eager: FlashInfer's tests'
+          references).
           A length the bundle has no specialized kernel for runs on the
           op's dynamic kernel (name ..._dyn_...; the CSV's variant column).
 
@@ -125,7 +128,9 @@ LIB_OPS = ["rmsnorm_noweight", "fused_add_rmsnorm_quant_static",
            "fused_add_rmsnorm_quant_dynamic", "mul_and_silu", "fatrelu_and_mul",
            "swigluoai_and_mul", "gelu_quick", "gelu_new", "gelu_fast",
            "gemma_fused_add_rmsnorm", "rmsnorm_f32w", "layernorm_f32w",
-           "fused_add_rmsnorm_f32w"]
+           "fused_add_rmsnorm_f32w", "rmsnorm_flashinfer",
+           "fused_add_rmsnorm_flashinfer",
+           "gemma_fused_add_rmsnorm_flashinfer"]
 SUITES = {"norms": NORM_OPS + ACT_OPS, "views": VIEW_OPS, "library": LIB_OPS}
 MAX_BYTES = 4.3e9
 IMPLS = ["kgen", "eager", "compile"]
@@ -192,6 +197,30 @@ def f_gemma_fused_add_rmsnorm(x, residual, weight):
     # GemmaRMSNorm of it. kgen does it in place (FlashInfer's form).
     r = x + residual
     return f_gemma_rmsnorm(r, weight), r
+
+
+def f_rmsnorm_flashinfer(x, weight):
+    # FlashInfer's tests' llama_rms_norm: in f32, the weight too, rounded once.
+    xf = x.float()
+    xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)
+    return (xf * weight.float()).to(x.dtype)
+
+
+def _fused_add_flashinfer(x, residual, weight, bias):
+    # FlashInfer's tests' fused_add_rms_norm: the sum in f32 for the norm,
+    # rounded for the residual; (bias + w) in f32, one rounding.
+    xf = x.float() + residual.float()
+    r = xf.to(x.dtype)
+    xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)
+    return (xf * (bias + weight.float())).to(x.dtype), r
+
+
+def f_fused_add_rmsnorm_flashinfer(x, residual, weight):
+    return _fused_add_flashinfer(x, residual, weight, 0.0)
+
+
+def f_gemma_fused_add_rmsnorm_flashinfer(x, residual, weight):
+    return _fused_add_flashinfer(x, residual, weight, 1.0)
 
 
 def f_rmsnorm_f32w(x, weight):
@@ -530,6 +559,12 @@ def _row_dim(name):
 
 
 OPS["mul_and_silu"] = dict(OPS["silu_and_mul"], fn=f_mul_and_silu)
+# FlashInfer's rounding of the norms (docs/rounding.md).
+OPS["rmsnorm_flashinfer"] = dict(OPS["rmsnorm"], fn=f_rmsnorm_flashinfer)
+OPS["fused_add_rmsnorm_flashinfer"] = dict(
+    OPS["fused_add_rmsnorm"], fn=f_fused_add_rmsnorm_flashinfer)
+OPS["gemma_fused_add_rmsnorm_flashinfer"] = dict(
+    OPS["gemma_fused_add_rmsnorm"], fn=f_gemma_fused_add_rmsnorm_flashinfer)
 for _op in ["gelu_quick", "gelu_new", "gelu_fast"]:
     OPS[_op] = dict(fn=globals()["f_" + _op],
                     tensors=[("x", "row", "in", "randn"),
@@ -541,7 +576,9 @@ for _op in ["gelu_quick", "gelu_new", "gelu_fast"]:
 for _op in NORM_OPS + ["rmsnorm_noweight", "fused_add_rmsnorm_quant_static",
                        "fused_add_rmsnorm_quant_dynamic",
                        "gemma_fused_add_rmsnorm", "rmsnorm_f32w",
-                       "layernorm_f32w", "fused_add_rmsnorm_f32w"]:
+                       "layernorm_f32w", "fused_add_rmsnorm_f32w",
+                       "rmsnorm_flashinfer", "fused_add_rmsnorm_flashinfer",
+                       "gemma_fused_add_rmsnorm_flashinfer"]:
     OPS[_op].setdefault("dims",
                         _row_dim("n" if _op == "softmax" else "hidden"))
 
