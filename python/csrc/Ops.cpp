@@ -64,6 +64,8 @@ const char *opForWeight(const char *op, const char *f32wOp, const Tensor &x,
   h = x.size(-1);
   const bool mixed =
       weight.scalar_type() == at::kFloat && x.scalar_type() != at::kFloat;
+  if (!f32wOp) // no f32-weight form
+    checkDtype(op, weight, "weight", x.scalar_type());
   TORCH_CHECK(mixed || weight.scalar_type() == x.scalar_type(), "kgen::", op,
               ": 'weight' must be ", x.scalar_type(),
               " (x's dtype) or float32, not ", weight.scalar_type());
@@ -117,6 +119,10 @@ Tensor rmsnorm(const Tensor &x, const Tensor &weight, double eps) {
   return norm("rmsnorm", "rmsnorm_f32w", x, weight, std::nullopt, eps);
 }
 
+Tensor rmsnormFlashinfer(const Tensor &x, const Tensor &weight, double eps) {
+  return norm("rmsnorm_flashinfer", nullptr, x, weight, std::nullopt, eps);
+}
+
 Tensor gemmaRmsnorm(const Tensor &x, const Tensor &weight, double eps) {
   return norm("gemma_rmsnorm", "gemma_rmsnorm_f32w", x, weight, std::nullopt,
               eps);
@@ -158,6 +164,18 @@ void gemmaFusedAddRmsnorm(const Tensor &x, const Tensor &residual,
                           const Tensor &weight, double eps) {
   fusedAddNorm("gemma_fused_add_rmsnorm", "gemma_fused_add_rmsnorm_f32w", x,
                residual, weight, eps);
+}
+
+void fusedAddRmsnormFlashinfer(const Tensor &x, const Tensor &residual,
+                               const Tensor &weight, double eps) {
+  fusedAddNorm("fused_add_rmsnorm_flashinfer", nullptr, x, residual, weight,
+               eps);
+}
+
+void gemmaFusedAddRmsnormFlashinfer(const Tensor &x, const Tensor &residual,
+                                    const Tensor &weight, double eps) {
+  fusedAddNorm("gemma_fused_add_rmsnorm_flashinfer", nullptr, x, residual,
+               weight, eps);
 }
 
 std::tuple<Tensor, Tensor> addRmsnorm(const Tensor &x, const Tensor &residual,
@@ -499,6 +517,9 @@ void impls(torch::Library &m) {
   m.impl("fused_add_rmsnorm", &fusedAddRmsnorm);
   m.impl("gemma_fused_add_rmsnorm", &gemmaFusedAddRmsnorm);
   m.impl("add_rmsnorm", &addRmsnorm);
+  m.impl("rmsnorm_flashinfer", &rmsnormFlashinfer);
+  m.impl("fused_add_rmsnorm_flashinfer", &fusedAddRmsnormFlashinfer);
+  m.impl("gemma_fused_add_rmsnorm_flashinfer", &gemmaFusedAddRmsnormFlashinfer);
   m.impl("rmsnorm_quant_static", &rmsnormQuantStatic);
   m.impl("rmsnorm_quant_dynamic", &rmsnormQuantDynamic);
   m.impl("fused_add_rmsnorm_quant_static", &fusedAddRmsnormQuantStatic);
@@ -559,6 +580,12 @@ TORCH_LIBRARY(kgen, m) {
            "Tensor weight, float eps=1e-6) -> ()",
            "gemma_fused_add_rmsnorm(Tensor(a!) x, Tensor(b!) residual, "
            "Tensor weight, float eps=1e-6) -> ()",
+           "rmsnorm_flashinfer(Tensor x, Tensor weight, float eps=1e-6) "
+           "-> Tensor",
+           "fused_add_rmsnorm_flashinfer(Tensor(a!) x, Tensor(b!) residual, "
+           "Tensor weight, float eps=1e-6) -> ()",
+           "gemma_fused_add_rmsnorm_flashinfer(Tensor(a!) x, Tensor(b!) "
+           "residual, Tensor weight, float eps=1e-6) -> ()",
            "add_rmsnorm(Tensor x, Tensor residual, Tensor weight, "
            "float eps=1e-6) -> (Tensor, Tensor)",
            "rmsnorm_quant_static(Tensor x, Tensor weight, float scale, "

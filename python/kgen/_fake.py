@@ -17,7 +17,7 @@ def _norm(x, weight, eps=1e-6):
     return _like(x)
 
 
-for _name in ("rmsnorm", "gemma_rmsnorm"):
+for _name in ("rmsnorm", "gemma_rmsnorm", "rmsnorm_flashinfer"):
     register_fake(f"kgen::{_name}")(_norm)
 
 
@@ -30,7 +30,9 @@ def _fused_add_norm(x, residual, weight, eps=1e-6):
     return None
 
 
-for _name in ("fused_add_rmsnorm", "gemma_fused_add_rmsnorm"):
+for _name in ("fused_add_rmsnorm", "gemma_fused_add_rmsnorm",
+              "fused_add_rmsnorm_flashinfer",
+              "gemma_fused_add_rmsnorm_flashinfer"):
     register_fake(f"kgen::{_name}")(_fused_add_norm)
 
 

@@ -13,7 +13,8 @@ import torch
 
 __all__ = [
     "rmsnorm", "gemma_rmsnorm", "layernorm", "fused_add_rmsnorm", "add_rmsnorm",
-    "gemma_fused_add_rmsnorm",
+    "gemma_fused_add_rmsnorm", "rmsnorm_flashinfer",
+    "fused_add_rmsnorm_flashinfer", "gemma_fused_add_rmsnorm_flashinfer",
     "rmsnorm_quant_static", "rmsnorm_quant_dynamic",
     "fused_add_rmsnorm_quant_static", "fused_add_rmsnorm_quant_dynamic",
     "adaln", "adaln_rmsnorm",
@@ -49,8 +50,27 @@ def fused_add_rmsnorm(x, residual, weight, eps=1e-6):
 
 def gemma_fused_add_rmsnorm(x, residual, weight, eps=1e-6):
     """In place: residual += x; x = gemma_rmsnorm(residual, weight) (the sum
-    rounded to the dtype, then normalised in f32), as FlashInfer's."""
+    rounded to the dtype, then normalised in f32), as Hugging Face's Gemma
+    layers round (FlashInfer's: gemma_fused_add_rmsnorm_flashinfer)."""
     _ops.gemma_fused_add_rmsnorm(x, residual, weight, eps)
+
+
+def rmsnorm_flashinfer(x, weight, eps=1e-6):
+    """rmsnorm as FlashInfer rounds it: x * rsqrt(mean(x^2) + eps) * weight
+    in f32, rounded once (docs/rounding.md)."""
+    return _ops.rmsnorm_flashinfer(x, weight, eps)
+
+
+def fused_add_rmsnorm_flashinfer(x, residual, weight, eps=1e-6):
+    """fused_add_rmsnorm as FlashInfer rounds it: the norm of the f32 sum
+    (residual gets the sum rounded), times the weight in f32, rounded once."""
+    _ops.fused_add_rmsnorm_flashinfer(x, residual, weight, eps)
+
+
+def gemma_fused_add_rmsnorm_flashinfer(x, residual, weight, eps=1e-6):
+    """gemma_fused_add_rmsnorm as FlashInfer rounds it: the norm of the f32
+    sum."""
+    _ops.gemma_fused_add_rmsnorm_flashinfer(x, residual, weight, eps)
 
 
 def add_rmsnorm(x, residual, weight, eps=1e-6):

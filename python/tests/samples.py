@@ -21,6 +21,18 @@ def ref_gemma_rmsnorm(x, w, eps=1e-6):
     return (_rms(x, eps) * (1 + w.float())).to(x.dtype)
 
 
+def ref_rmsnorm_flashinfer(x, w, eps=1e-6):
+    # FlashInfer's tests' llama_rms_norm: the weight in f32, one rounding.
+    return (_rms(x, eps) * w.float()).to(x.dtype)
+
+
+def ref_fused_add_flashinfer(x, r, w, eps=1e-6, bias=0.0):
+    # FlashInfer's tests' fused_add_rms_norm: the norm of the f32 sum.
+    s = x.float() + r.float()
+    y = s * torch.rsqrt(s.pow(2).mean(-1, keepdim=True) + eps)
+    return (y * (bias + w.float())).to(x.dtype), s.to(x.dtype)
+
+
 def ref_rmsnorm_f32w(x, w, eps=1e-6):
     # Llama's module with an f32 weight gives f32; kgen keeps x's dtype.
     return ref_rmsnorm(x, w, eps).to(x.dtype)
@@ -155,6 +167,11 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
         ("add_rmsnorm", (x, r, w, 1e-6), ref_add_rmsnorm),
         ("fused_add_rmsnorm", (x.clone(), r.clone(), w, 1e-6), None),
         ("gemma_fused_add_rmsnorm", (x.clone(), r.clone(), w, 1e-6), None),
+        ("rmsnorm_flashinfer", (x, w, 1e-6), ref_rmsnorm_flashinfer),
+        ("fused_add_rmsnorm_flashinfer", (x.clone(), r.clone(), w, 1e-6),
+         None),
+        ("gemma_fused_add_rmsnorm_flashinfer",
+         (x.clone(), r.clone(), w, 1e-6), None),
         ("rmsnorm_quant_static", (x, w, 0.05, 1e-6),
          lambda x, w, s, e: (ref_rmsnorm(x, w, e).float() / s).clamp(
              -448, 448).to(F8)),
@@ -222,6 +239,9 @@ INPLACE = {
         ref_add_rmsnorm(x, r, w, e)[0], x + r),
     "gemma_fused_add_rmsnorm": lambda x, r, w, e: (
         ref_gemma_rmsnorm(x + r, w, e), x + r),
+    "fused_add_rmsnorm_flashinfer": ref_fused_add_flashinfer,
+    "gemma_fused_add_rmsnorm_flashinfer": lambda x, r, w, e: (
+        ref_fused_add_flashinfer(x, r, w, e, bias=1.0)),
     "fused_add_rmsnorm_quant_static": lambda x, r, w, s, e: (x + r,),
     "fused_add_rmsnorm_quant_dynamic": lambda x, r, w, b, e: (
         (x.float() + r.float()).to(x.dtype),),
@@ -232,6 +252,8 @@ INPLACE = {
                                                          gptj=True),
 }
 MUTATED = {"fused_add_rmsnorm": (0, 1), "gemma_fused_add_rmsnorm": (0, 1),
+           "fused_add_rmsnorm_flashinfer": (0, 1),
+           "gemma_fused_add_rmsnorm_flashinfer": (0, 1),
            "fused_add_rmsnorm_quant_static": (1,),
            "fused_add_rmsnorm_quant_dynamic": (1,), "rope_neox": (1, 2),
            "rope_gptj": (1, 2), "rope_neox_partial": (1, 2),
