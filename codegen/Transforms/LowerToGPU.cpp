@@ -430,19 +430,19 @@ void RowLowering::emitScalarStores() {
       storeScalar(s, map.lookup(s.getValue()));
 }
 
-/// A long held row (8 chunks a thread: bf16 16384 on 256 threads, 8192 on
+/// A long held row (`chunks` a thread: bf16 16384 on 256 threads, 8192 on
 /// 128) whose kernel has a second reduction level or writes a narrower
 /// dtype than it reads spends longer between its loads and its stores, and
-/// two blocks an SM left memory idle. It keeps 768 threads an SM (80
-/// registers: three blocks of 256, six of 128) and re-widens its held bf16
-/// values after each reduction (rewiden) so that they fit without spills.
-/// Only such kernels: the cap cost the one-level norms. One held input row
-/// and at most one row loaded after the reductions (more spilled); blocks
-/// of more than 256 threads keep one block an SM as without it
-/// (bench/results/lowering-decisions.md).
-static bool keepsThreeBlocks(KernelOp k, ScheduleAttr s) {
-  if (s.getChunks() != 8 || s.getReread() || s.getLaunchThreads() ||
-      s.getThreadsPerRow() * s.getRowsPerBlock() > 256)
+/// two blocks an SM left memory idle. It keeps busy-resident-threads an SM
+/// and re-widens its held bf16 values after each reduction (rewiden) so
+/// that they fit without spills. Only such kernels: the cap cost the
+/// one-level norms. One held input row and at most one row loaded after the
+/// reductions (more spilled); blocks past `maxBlock` keep one block an SM
+/// as without it (bench/results/lowering-decisions.md).
+static bool keepsThreeBlocks(KernelOp k, ScheduleAttr s, int64_t chunks,
+                             int64_t maxBlock) {
+  if (s.getChunks() != chunks || s.getReread() || s.getLaunchThreads() ||
+      s.getThreadsPerRow() * s.getRowsPerBlock() > maxBlock)
     return false;
   llvm::SetVector<LoadOp> held = rowLoadsHeld(k);
   if (!allVectorized(held.getArrayRef()) ||
@@ -1036,8 +1036,9 @@ namespace {
 //   smaller blocks spilled or lost. Where the row needs more, it gets what
 //   its loaded words need besides registers-beside-row (ptxas keeps the
 //   converted values when it can).
-// - busy-resident-threads: long held rows (8 chunks a thread) that do more
-//   after their first reduction (see registerCap).
+// - busy-resident-threads, busy-row-chunks, busy-row-block: long held rows
+//   (8 chunks a thread, blocks of up to 256) that do more after their first
+//   reduction keep three such blocks an SM (see keepsThreeBlocks).
 // - widest-held-threads: a dynamic kernel's widest held variant of 4 chunks
 //   (no 8-chunk one: its rows hold two loads, as rmsnorm_quant_dynamic and
 //   fused_add_rmsnorm), in its blocks of more than 256 threads
@@ -1057,7 +1058,8 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
                    ok(prefetchChunks, 0) && ok(prefetchBlocks, 0) &&
                    ok(prefetchAheadBytes, 1) && ok(prefetchAheadMinRows, 0) &&
                    ok(minResidentThreads, 1) && ok(rereadResidentThreads, 1) &&
-                   ok(busyResidentThreads, 1) && ok(wideBlock, 1) &&
+                   ok(busyResidentThreads, 1) && ok(busyRowChunks, 1) &&
+                   ok(busyRowBlock, 1) && ok(wideBlock, 1) &&
                    ok(fewChunks, 0) && ok(wideBlockResidentThreads, 1) &&
                    ok(registersBesideRow, 0) && ok(widestHeldThreads, 1));
   }
@@ -1221,7 +1223,8 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
                     b.getDenseI32ArrayAttr({block, 1, 1}));
     else
       func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({block, 1, 1}));
-    bool busyRow = busyRows && keepsThreeBlocks(k, s);
+    bool busyRow =
+        busyRows && keepsThreeBlocks(k, s, busyRowChunks, busyRowBlock);
     int32_t maxRegisters = registerCap(k, s, busyRow);
     func->setAttr("nvvm.maxnreg", b.getI32IntegerAttr(maxRegisters));
     func->setAttr(kAbiAttr, b.getArrayAttr(abi));

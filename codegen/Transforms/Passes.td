@@ -215,6 +215,10 @@ def KgenLowerToGPU : Pass<"kgen-lower-to-gpu", "ModuleOp"> {
            "768", "...for a kernel that re-reads its rows">,
     Option<"busyResidentThreads", "busy-resident-threads", "int64_t", "768",
            "...for busy rows (busy-rows)">,
+    Option<"busyRowChunks", "busy-row-chunks", "int64_t", "8",
+           "Chunks a thread holds of a busy row (busy-rows)">,
+    Option<"busyRowBlock", "busy-row-block", "int64_t", "256",
+           "The widest block of busy rows (busy-rows)">,
     Option<"wideBlock", "wide-block", "int64_t", "256",
            "Launched threads from which a block of few chunks a thread is "
            "wide">,
