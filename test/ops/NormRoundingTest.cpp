@@ -93,9 +93,8 @@ int64_t differ(const std::vector<uint16_t> &got,
   return n;
 }
 
-// Hugging Face LlamaRMSNorm / vLLM rms_norm: the normalized row rounded to
-// bf16, then multiplied by the bf16 weight (rounded again).
-std::vector<float> rmsnormHF(const Rows &r) {
+/// An RMSNorm of each row of x: out(x, rrms, w) element by element.
+template <typename F> std::vector<float> rmsnormRows(const Rows &r, F out) {
   std::vector<float> y;
   for (int64_t i = 0; i < r.rows; ++i) {
     std::vector<float> row;
@@ -103,24 +102,23 @@ std::vector<float> rmsnormHF(const Rows &r) {
       row.push_back(at(r.x, i * r.hidden + j));
     float s = rrms(row);
     for (int64_t j = 0; j < r.hidden; ++j)
-      y.push_back(bf16(at(r.weight, j) * bf16(row[j] * s)));
+      y.push_back(out(row[j], s, at(r.weight, j)));
   }
   return y;
+}
+
+// Hugging Face LlamaRMSNorm / vLLM rms_norm: the normalized row rounded to
+// bf16, then multiplied by the bf16 weight (rounded again).
+std::vector<float> rmsnormHF(const Rows &r) {
+  return rmsnormRows(
+      r, [](float x, float s, float w) { return bf16(w * bf16(x * s)); });
 }
 
 // FlashInfer's RMSNorm and its test's llama_rms_norm: (x * rrms * w) in f32,
 // rounded once.
 std::vector<float> rmsnormFI(const Rows &r) {
-  std::vector<float> y;
-  for (int64_t i = 0; i < r.rows; ++i) {
-    std::vector<float> row;
-    for (int64_t j = 0; j < r.hidden; ++j)
-      row.push_back(at(r.x, i * r.hidden + j));
-    float s = rrms(row);
-    for (int64_t j = 0; j < r.hidden; ++j)
-      y.push_back(bf16(row[j] * s * at(r.weight, j)));
-  }
-  return y;
+  return rmsnormRows(r,
+                     [](float x, float s, float w) { return bf16(x * s * w); });
 }
 
 /// fused_add: the residual sum rounded (HF, vLLM) or kept in f32 for the
