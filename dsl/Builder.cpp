@@ -874,6 +874,7 @@ Expr rsqrt(Operand a) { return unary(UnaryOp::Rsqrt, a); }
 Expr tanh(Operand a) { return unary(UnaryOp::Tanh, a); }
 Expr erf(Operand a) { return unary(UnaryOp::Erf, a); }
 Expr sigmoid(Operand a) { return unary(UnaryOp::Sigmoid, a); }
+Expr round(Operand a) { return unary(UnaryOp::Round, a); }
 Expr sum(Operand a) { return reduction(ReduceOp::Sum, a); }
 Expr mean(Operand a) { return reduction(ReduceOp::Mean, a); }
 Expr amax(Operand a) { return reduction(ReduceOp::Max, a); }

@@ -203,6 +203,9 @@ Expr rsqrt(Operand a);
 Expr tanh(Operand a);
 Expr erf(Operand a);
 Expr sigmoid(Operand a);
+/// Rounds to the nearest integer, ties to even (torch.round); the result
+/// keeps the operand's float dtype.
+Expr round(Operand a);
 
 // Reductions over the row; the result is a per-row scalar of the operand's
 // dtype that broadcasts back when combined with a row.

@@ -19,6 +19,8 @@ std::string_view name(DType t) {
     return "i32";
   case DType::I64:
     return "i64";
+  case DType::I8:
+    return "i8";
   case DType::Bool:
     return "bool";
   }
@@ -27,7 +29,7 @@ std::string_view name(DType t) {
 
 std::optional<DType> parseDType(std::string_view s) {
   for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F8E4M3,
-                  DType::F8E5M2, DType::I32, DType::I64})
+                  DType::F8E5M2, DType::I32, DType::I64, DType::I8})
     if (name(t) == s)
       return t;
   return std::nullopt;
@@ -45,6 +47,7 @@ int64_t sizeInBytes(DType t) {
     return 8;
   case DType::F8E4M3:
   case DType::F8E5M2:
+  case DType::I8:
   case DType::Bool:
     return 1;
   }
@@ -52,7 +55,9 @@ int64_t sizeInBytes(DType t) {
 }
 
 bool isFloat(DType t) { return t <= DType::F8E5M2; }
-bool isInt(DType t) { return t == DType::I32 || t == DType::I64; }
+bool isInt(DType t) {
+  return t == DType::I32 || t == DType::I64 || t == DType::I8;
+}
 bool isNarrowFloat(DType t) { return isFloat(t) && t != DType::F32; }
 
 } // namespace kgen

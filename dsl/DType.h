@@ -13,7 +13,17 @@
 
 namespace kgen {
 
-enum class DType : uint8_t { F32, F16, BF16, F8E4M3, F8E5M2, I32, I64, Bool };
+enum class DType : uint8_t {
+  F32,
+  F16,
+  BF16,
+  F8E4M3,
+  F8E5M2,
+  I32,
+  I64,
+  I8,
+  Bool
+};
 
 /// Short name as used on the CLI and in specs: "f32", "bf16", "f8e4m3", ...
 std::string_view name(DType t);

@@ -210,6 +210,8 @@ double roundTo(DType t, double v) {
                       (double)std::numeric_limits<int32_t>::max());
   case DType::I64:
     return clampTrunc(v, kI64Lo, kI64Hi);
+  case DType::I8:
+    return clampTrunc(v, -128, 127);
   case DType::Bool:
     return v != 0 ? 1 : 0;
   }
@@ -244,6 +246,11 @@ void encode(DType t, double v, void *dst) {
   case DType::I32: {
     int32_t i = (int32_t)roundTo(DType::I32, v);
     std::memcpy(dst, &i, 4);
+    return;
+  }
+  case DType::I8: {
+    int8_t i = (int8_t)roundTo(DType::I8, v);
+    std::memcpy(dst, &i, 1);
     return;
   }
   case DType::I64: {
@@ -288,6 +295,11 @@ double decode(DType t, const void *src) {
     int64_t i;
     std::memcpy(&i, src, 8);
     return (double)i;
+  }
+  case DType::I8: {
+    int8_t i;
+    std::memcpy(&i, src, 1);
+    return i;
   }
   case DType::Bool: {
     uint8_t b;

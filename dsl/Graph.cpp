@@ -4,8 +4,8 @@
 namespace kgen {
 
 const char *name(UnaryOp op) {
-  static const char *names[] = {"neg",   "abs",  "exp", "log",    "sqrt",
-                                "rsqrt", "tanh", "erf", "sigmoid"};
+  static const char *names[] = {"neg",   "abs",  "exp", "log",     "sqrt",
+                                "rsqrt", "tanh", "erf", "sigmoid", "round"};
   return names[(int)op];
 }
 

@@ -97,7 +97,8 @@ enum class UnaryOp : uint8_t {
   Rsqrt,
   Tanh,
   Erf,
-  Sigmoid
+  Sigmoid,
+  Round ///< to the nearest integer, ties to even (torch.round)
 };
 enum class BinaryOp : uint8_t {
   Add,

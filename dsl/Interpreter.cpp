@@ -38,6 +38,8 @@ int64_t toI64(double v) {
 double wrapInt(DType t, int64_t v) {
   if (t == DType::I32)
     return (double)(int32_t)(uint32_t)(uint64_t)v;
+  if (t == DType::I8)
+    return (double)(int8_t)(uint8_t)(uint64_t)v;
   return (double)v;
 }
 
@@ -88,6 +90,10 @@ double unaryOp(UnaryOp op, DType t, double x) {
     return std::erf(x);
   case UnaryOp::Sigmoid:
     return 1.0 / (1.0 + std::exp(-x));
+  case UnaryOp::Round: {
+    double r = std::round(x); // ties away from zero; move them to even
+    return std::fabs(x - std::trunc(x)) == 0.5 ? 2 * std::round(x / 2) : r;
+  }
   }
   return x;
 }
@@ -659,6 +665,7 @@ Tolerance defaultTolerance(DType outDtype) {
     return {0x1p-14, 0x1p-1};
   case DType::I32:
   case DType::I64:
+  case DType::I8:
   case DType::Bool:
     return {0, 0};
   }

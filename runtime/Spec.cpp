@@ -23,12 +23,12 @@ constexpr DtypeEntry Dtypes[] = {
     {"f32", KGEN_F32, 4},       {"f16", KGEN_F16, 2},
     {"bf16", KGEN_BF16, 2},     {"f8e4m3", KGEN_F8E4M3, 1},
     {"f8e5m2", KGEN_F8E5M2, 1}, {"i32", KGEN_I32, 4},
-    {"i64", KGEN_I64, 8},
+    {"i64", KGEN_I64, 8},       {"i8", KGEN_I8, 1},
 };
 
 } // namespace
 
-bool isValidDtype(int dtype) { return dtype >= KGEN_F32 && dtype <= KGEN_I64; }
+bool isValidDtype(int dtype) { return dtype >= KGEN_F32 && dtype <= KGEN_I8; }
 
 const char *dtypeName(kgen_dtype dtype) {
   for (const auto &e : Dtypes)

@@ -53,12 +53,14 @@ typedef enum {
   KGEN_F8E4M3,
   KGEN_F8E5M2,
   KGEN_I32,
-  KGEN_I64
+  KGEN_I64,
+  KGEN_I8
 } kgen_dtype;
 
 /* Element types of the tensor pointers of generated launchers (kgen aot):
- * f32, i32 and i64 tensors take float, int32_t and int64_t; the others take
- * these incomplete types, so a pointer of another dtype does not convert. */
+ * f32, i32, i64 and i8 tensors take float, int32_t, int64_t and int8_t; the
+ * others take these incomplete types, so a pointer of another dtype does not
+ * convert. */
 typedef struct kgen_f16_element kgen_f16;
 typedef struct kgen_bf16_element kgen_bf16;
 typedef struct kgen_f8e4m3_element kgen_f8e4m3;

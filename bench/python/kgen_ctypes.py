@@ -68,14 +68,14 @@ STATUS = [
 KGEN_OK = 0
 KGEN_ERROR_NO_CONTEXT = 3
 DTYPES = {"f32": 0, "f16": 1, "bf16": 2, "f8e4m3": 3, "f8e5m2": 4,
-          "i32": 5, "i64": 6}
+          "i32": 5, "i64": 6, "i8": 7}
 ARG_TENSOR, ARG_SCALAR, ARG_DIM = 0, 1, 2
 # str(torch.dtype) -> kgen_dtype (no torch import needed).
 _TORCH_DTYPES = {
     "torch.float32": DTYPES["f32"], "torch.float16": DTYPES["f16"],
     "torch.bfloat16": DTYPES["bf16"], "torch.float8_e4m3fn": DTYPES["f8e4m3"],
     "torch.float8_e5m2": DTYPES["f8e5m2"], "torch.int32": DTYPES["i32"],
-    "torch.int64": DTYPES["i64"],
+    "torch.int64": DTYPES["i64"], "torch.int8": DTYPES["i8"],
 }
 _DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
 

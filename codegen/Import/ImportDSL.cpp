@@ -24,6 +24,8 @@ Type mlir::kgen::toMLIRType(MLIRContext *ctx, dsl::DType t) {
     return IntegerType::get(ctx, 32);
   case dsl::DType::I64:
     return IntegerType::get(ctx, 64);
+  case dsl::DType::I8:
+    return IntegerType::get(ctx, 8);
   case dsl::DType::Bool:
     return IntegerType::get(ctx, 1);
   }
@@ -180,6 +182,8 @@ Value Importer::compute(const dsl::Node &n, ArrayRef<Value> ops,
       return math::TanhOp::create(b, loc, ops[0]);
     case dsl::UnaryOp::Erf:
       return math::ErfOp::create(b, loc, ops[0]);
+    case dsl::UnaryOp::Round:
+      return math::RoundEvenOp::create(b, loc, ops[0]);
     case dsl::UnaryOp::Sigmoid: {
       Value e =
           math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, ops[0]));

@@ -58,6 +58,7 @@ constexpr DtypeName kDtypes[] = {
     {at::kFloat8_e5m2, "f8e5m2", KGEN_F8E5M2},
     {at::kInt, "i32", KGEN_I32},
     {at::kLong, "i64", KGEN_I64},
+    {at::kChar, "i8", KGEN_I8},
 };
 
 const DtypeName &dtypeOf(at::ScalarType t) {

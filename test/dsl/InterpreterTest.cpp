@@ -372,6 +372,28 @@ TEST(Interpreter, UnaryMathIsRoundedToTheNodeDtype) {
   }
 }
 
+TEST(Interpreter, RoundGoesToTheNearestIntegerTiesToEven) {
+  Builder b("round");
+  Len h = b.dim("h");
+  Tensor x = b.input("x", DType::F32, h);
+  b.output("y", round(x));
+  b.output("q", round(x).to(DType::I8));
+  Kernel k = b.build();
+  const std::vector<double> in = {0.5,  1.5, 2.5,  -0.5, -2.5,  2.4999998,
+                                  -3.7, 200, -300, kNaN, 0x1p30};
+  const std::vector<double> want = {0,  2,   2,    -0.0, -2,    2,
+                                    -4, 200, -300, kNaN, 0x1p30};
+  const std::vector<double> wantI8 = {0, 2, 2, 0, -2, 2, -4, 127, -128, 0, 127};
+  const int64_t n = (int64_t)in.size();
+  Buffer xs(DType::F32, in), y(DType::F32, std::vector<double>(n, 0));
+  Buffer q(DType::I8, std::vector<double>(n, 0));
+  run(k, {n}, 1, {xs.host(), y.host(), q.host()});
+  for (int64_t i = 0; i < n; ++i) {
+    expectSameBits(want[i], y.at(i));
+    EXPECT_EQ(q.at(i), wantI8[i]) << in[i];
+  }
+}
+
 TEST(Interpreter, SpecialValuesOfMath) {
   Builder b("specials");
   Len h = b.dim("h");

@@ -510,6 +510,8 @@ kgen_dtype toKgen(DType t) {
     return KGEN_F8E5M2;
   case DType::I32:
     return KGEN_I32;
+  case DType::I8:
+    return KGEN_I8;
   case DType::I64:
   case DType::Bool:
     return KGEN_I64;

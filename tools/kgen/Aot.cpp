@@ -154,6 +154,8 @@ const char *elementType(kgen_dtype t) {
     return "int32_t";
   case KGEN_I64:
     return "int64_t";
+  case KGEN_I8:
+    return "int8_t";
   }
   return "void";
 }
@@ -161,7 +163,7 @@ const char *elementType(kgen_dtype t) {
 const char *dtypeEnum(kgen_dtype t) {
   static const char *names[] = {"KGEN_F32",    "KGEN_F16",    "KGEN_BF16",
                                 "KGEN_F8E4M3", "KGEN_F8E5M2", "KGEN_I32",
-                                "KGEN_I64"};
+                                "KGEN_I64",    "KGEN_I8"};
   return names[t];
 }
 

@@ -34,6 +34,7 @@ pub mod ffi {
         KGEN_F8E5M2,
         KGEN_I32,
         KGEN_I64,
+        KGEN_I8,
     }
 
     #[repr(C)]
