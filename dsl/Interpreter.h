@@ -26,7 +26,10 @@
 // error is meaningless). f32 is looser than 2 ulp (1e-5) because of the
 // reduction order over long rows and libdevice's error feeding later ops.
 // An output computed from values rounded to a narrower float dtype takes
-// that dtype's rtol (outputTolerance): the flip happened there.
+// that dtype's rtol (outputTolerance): the flip happened there. An integer
+// output converted from a float that went through transcendental math or a
+// sum may be one step off (atol 1): that float agrees only within its
+// tolerance, and a rounding or truncation of it can flip.
 //
 // Integer arithmetic: computed in int64 and wrapped to the node's width (as
 // the GPU's add.s32 does); Div truncates toward zero and x / 0 = 0. Casts
@@ -104,17 +107,19 @@ struct Tolerance {
 ///                                    smallest normal)
 ///   f8e5m2  atol 2^-14, rtol 2^-1  (2 ulp: 2 mantissa bits; atol = the
 ///                                    smallest normal)
-///   i32, i64, bool: exact (0, 0).
+///   i32, i64, i8, bool: exact (0, 0).
 Tolerance defaultTolerance(DType outDtype);
 
 /// The tolerance of tensor `tensor` of `k` as an output: its dtype's, with
 /// the rtol of the narrowest float dtype that the values stored into it were
 /// rounded to on the way. rmsnorm_quant_dynamic's f32 scale is amax(|y|) /
 /// 448 of bf16 values y: a libdevice rsqrt that flips one y's rounding moves
-/// the scale by a bf16 ulp, not an f32 one.
+/// the scale by a bf16 ulp, not an f32 one. An integer tensor stored from a
+/// float -> int cast of a value computed with transcendental math or a sum
+/// gets atol 1 (one step); other integers are exact.
 Tolerance outputTolerance(const Kernel &k, int tensor);
 
-/// |got - ref| <= atol + rtol * |ref|; integers and bool must be equal. NaN
+/// |got - ref| <= atol + rtol * |ref|; integers and bool within atol. NaN
 /// matches NaN (only); an Inf matches only the same Inf.
 bool withinTolerance(DType t, double got, double ref, Tolerance tol);
 

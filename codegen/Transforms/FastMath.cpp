@@ -5,7 +5,9 @@
 // rows (softmax, SiLU):
 //  - x / s, s a per-row scalar, becomes x * (1 / s): one division per row
 //    instead of one per element (at most 1.5 ulp from the rounded quotient).
-//    A subnormal s is scaled by 2^64 first, so 1 / s stays finite.
+//    A subnormal s is scaled by 2^64 first, so 1 / s stays finite. In a
+//    kernel that stores integers an ulp of the quotient moves a value across
+//    an integer step, so there two FMAs correct it to the rounded quotient.
 //  - In a kernel whose float outputs are all 16-bit or fp8, exp becomes
 //    approximate (`afn`: ex2.approx of x * log2(e), relative error below
 //    2^-16 where the result is normal, as Triton's exp) and an element-wise
@@ -38,9 +40,21 @@ bool narrowOutputs(KernelOp k) {
   return narrow;
 }
 
+/// Whether the kernel stores an integer tensor.
+bool storesIntegers(KernelOp k) {
+  bool found = false;
+  k.walk([&](StoreOp s) {
+    found |= isa<IntegerType>(getElementTypeOrSelf(s.getValue().getType()));
+  });
+  return found;
+}
+
 /// x / broadcast(s) -> (x * broadcast(1 / (s * k))) * broadcast(k), with
-/// k = 2^64 when |s| is subnormal and 1 otherwise.
-bool rewriteRowDivision(arith::DivFOp div) {
+/// k = 2^64 when |s| is subnormal and 1 otherwise. `exact` corrects the
+/// product q = x * r (r = 1 / s') by Markstein's step: the residual x - s' q
+/// is exact under an FMA, and q + residual * r rounds to x / s' (barring
+/// over- or underflow); a NaN there (x or s' infinite) keeps q.
+bool rewriteRowDivision(arith::DivFOp div, bool exact) {
   auto bcast = div.getRhs().getDefiningOp<BroadcastOp>();
   Value s = bcast ? bcast.getInput() : Value();
   if (!s || !s.getType().isF32())
@@ -54,11 +68,18 @@ bool rewriteRowDivision(arith::DivFOp div) {
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
                             math::AbsFOp::create(b, loc, s), f32(0x1p-126));
   Value k = arith::SelectOp::create(b, loc, tiny, f32(0x1p64), f32(1.0));
-  Value r = arith::DivFOp::create(b, loc, f32(1.0),
-                                  arith::MulFOp::create(b, loc, s, k));
+  Value sk = arith::MulFOp::create(b, loc, s, k);
+  Value r = arith::DivFOp::create(b, loc, f32(1.0), sk);
   Type t = div.getType();
-  Value scaled = arith::MulFOp::create(b, loc, div.getLhs(),
-                                       BroadcastOp::create(b, loc, t, r));
+  Value x = div.getLhs(), rRow = BroadcastOp::create(b, loc, t, r);
+  Value scaled = arith::MulFOp::create(b, loc, x, rRow);
+  if (exact) {
+    Value e = math::FmaOp::create(b, loc, arith::NegFOp::create(b, loc, scaled),
+                                  BroadcastOp::create(b, loc, t, sk), x);
+    Value q = math::FmaOp::create(b, loc, e, rRow, scaled);
+    Value nan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, q, q);
+    scaled = arith::SelectOp::create(b, loc, nan, scaled, q);
+  }
   Value q =
       arith::MulFOp::create(b, loc, scaled, BroadcastOp::create(b, loc, t, k));
   div.replaceAllUsesWith(q);
@@ -91,13 +112,14 @@ struct FastMath : ::mlir::kgen::impl::KgenFastMathBase<FastMath> {
   void runOnOperation() override {
     getOperation().walk([&](KernelOp k) {
       bool narrow = narrowOutputs(k);
+      bool exact = storesIntegers(k);
       SmallVector<arith::DivFOp> divs;
       k.walk([&](arith::DivFOp d) {
         if (isa<RankedTensorType>(d.getType()))
           divs.push_back(d);
       });
       for (arith::DivFOp d : divs)
-        if (!rewriteRowDivision(d) && narrow &&
+        if (!rewriteRowDivision(d, exact) && narrow &&
             getElementTypeOrSelf(d.getType()).isF32() &&
             !arith::bitEnumContainsAll(d.getFastmath(),
                                        arith::FastMathFlags::afn))

@@ -90,3 +90,34 @@ kgen.kernel @silu_bf16(%x: !kgen.rows<bf16> {kgen.name = "x"},
   kgen.store %o, %y[%c0] : tensor<4096xbf16>, !kgen.rows<bf16>
   kgen.return
 }
+
+// A kernel that stores integers: an ulp of the quotient would move a value
+// across an integer step, so two FMAs correct x * (1 / s) to x / s rounded
+// (Markstein); where they give NaN (x infinite) the product stands.
+// CHECK-LABEL: kgen.kernel @group_quant_i8(
+// CHECK: %[[R:.+]] = arith.divf %{{.+}}, %[[SK:.+]] : f32
+// CHECK: %[[RB:.+]] = kgen.broadcast %[[R]]
+// CHECK: %[[Q0:.+]] = arith.mulf %[[X:.+]], %[[RB]] : tensor<128xf32>
+// CHECK: %[[SB:.+]] = kgen.broadcast %[[SK]]
+// CHECK: %[[NEG:.+]] = arith.negf %[[Q0]]
+// CHECK: %[[E:.+]] = math.fma %[[NEG]], %[[SB]], %[[X]] : tensor<128xf32>
+// CHECK: %[[Q1:.+]] = math.fma %[[E]], %[[RB]], %[[Q0]] : tensor<128xf32>
+// CHECK: %[[NAN:.+]] = arith.cmpf uno, %[[Q1]], %[[Q1]]
+// CHECK: arith.select %[[NAN]], %[[Q0]], %[[Q1]]
+// CHECK-NOT: arith.divf %{{.+}} : tensor
+kgen.kernel @group_quant_i8(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                            %y: !kgen.rows<i8> {kgen.name = "y"})
+    attributes {dims = {n = 128 : i64}} {
+  %n = arith.constant 128 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<128xbf16>
+  %f = arith.extf %v : tensor<128xbf16> to tensor<128xf32>
+  %a = math.absf %f : tensor<128xf32>
+  %m = kgen.reduce max %a : tensor<128xf32> -> f32
+  %mb = kgen.broadcast %m : f32 -> tensor<128xf32>
+  %q = arith.divf %f, %mb : tensor<128xf32>
+  %i = arith.fptosi %q : tensor<128xf32> to tensor<128xi8>
+  kgen.store %i, %y[%c0] : tensor<128xi8>, !kgen.rows<i8>
+  kgen.return
+}

@@ -713,9 +713,11 @@ TEST(Tolerance, WithinTolerance) {
   EXPECT_FALSE(withinTolerance(bf, -kInf, kInf, t));
   EXPECT_FALSE(withinTolerance(bf, 3e38, kInf, t));
   EXPECT_FALSE(withinTolerance(bf, kInf, 3e38, t));
-  // Integers are exact whatever the tolerance.
-  EXPECT_TRUE(withinTolerance(DType::I32, 5, 5, {1, 1}));
-  EXPECT_FALSE(withinTolerance(DType::I32, 6, 5, {1, 1}));
+  // Integers take atol (a step, for a float's conversion), never rtol.
+  EXPECT_TRUE(withinTolerance(DType::I32, 5, 5, {0, 1}));
+  EXPECT_FALSE(withinTolerance(DType::I32, 6, 5, {0, 1}));
+  EXPECT_TRUE(withinTolerance(DType::I8, 6, 5, {1, 0}));
+  EXPECT_FALSE(withinTolerance(DType::I8, 7, 5, {1, 1}));
   // f32.
   Tolerance f = defaultTolerance(DType::F32);
   EXPECT_TRUE(withinTolerance(DType::F32, 1000.005, 1000, f));
@@ -749,6 +751,31 @@ TEST(Tolerance, OutputTakesNarrowestRounding) {
   Tolerance plain = outputTolerance(k, tensor("plain"));
   EXPECT_EQ(plain.rtol, 1e-5);
   EXPECT_EQ(plain.atol, 1e-5);
+}
+
+// An integer output converted from a float computed with a sum or
+// transcendental math may be one step off (that float agrees within its
+// tolerance, its rounding may flip); one from exact arithmetic (+ - * /,
+// amax) and integer arithmetic stay exact.
+TEST(Tolerance, IntegerFromAnInexactFloatIsOneStep) {
+  Builder b("quant");
+  Len h = b.dim("hidden");
+  Tensor x = b.input("x", DType::F32, h);
+  Tensor i = b.input("i", DType::I32, h);
+  Expr xf = x.to(DType::F32);
+  b.output("q", round(xf * rsqrt(mean(xf * xf))).to(DType::I8));
+  b.output("e", round(xf / amax(abs(xf)) * 127.0).to(DType::I8));
+  b.output("j", i + i);
+  Kernel k = b.build();
+  Tolerance q = outputTolerance(k, 2), e = outputTolerance(k, 3),
+            j = outputTolerance(k, 4);
+  EXPECT_EQ(k.tensors[2].name, "q");
+  EXPECT_EQ(q.atol, 1);
+  EXPECT_EQ(e.atol, 0);
+  EXPECT_EQ(j.atol, 0);
+  EXPECT_TRUE(withinTolerance(DType::I8, -127, -126, q));
+  EXPECT_FALSE(withinTolerance(DType::I8, -127, -125, q));
+  EXPECT_FALSE(withinTolerance(DType::I32, 5, 4, j));
 }
 
 //===----------------------------------------------------------------------===//
