@@ -1,9 +1,10 @@
-//===- Quant.h - fp8 outputs shared by the quantizing ops -------*- C++ -*-===//
+//===- Quant.h - 8-bit outputs shared by the quantizing ops -----*- C++ -*-===//
 #ifndef KGEN_OPS_QUANT_H
 #define KGEN_OPS_QUANT_H
 
 #include "dsl/Builder.h"
 
+#include <limits>
 #include <optional>
 
 namespace kgen::ops {
@@ -26,6 +27,29 @@ inline void storeFp8(Builder &b, const Expr &y, bool dynamicScale,
   b.output("y", (y / scale).to(DType::F8E4M3));
   if (dynamicScale)
     b.output("scale", scale);
+}
+
+/// Writes f32 `y` as int8 "y" rounded to nearest even and saturated to
+/// [-128, 127] (vLLM's float_to_int8_rn). A static scale divides; a dynamic
+/// one is each row's amax|y| / 127, at least FLT_EPSILON, and multiplies as
+/// its f32 reciprocal (vLLM's rms_norm_dynamic_per_token_quant), written as
+/// the per-row output "scale".
+inline void storeInt8(Builder &b, const Expr &y, bool dynamicScale) {
+  if (!dynamicScale) {
+    b.output("y", round(y / b.scalar("scale", DType::F32)).to(DType::I8));
+    return;
+  }
+  Expr scale =
+      max(amax(abs(y)) / 127.0, (double)std::numeric_limits<float>::epsilon());
+  b.output("y", round(y * (1.0 / scale)).to(DType::I8));
+  b.output("scale", scale);
+}
+
+/// The 8-bit format of a quantizing op's output.
+enum class Quant8 { F8E4M3, I8 };
+
+inline const char *quantSuffix(Quant8 q) {
+  return q == Quant8::I8 ? "_int8" : "";
 }
 
 } // namespace kgen::ops

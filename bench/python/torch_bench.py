@@ -38,7 +38,10 @@ Suites (--suite):
           (eager: the HF module cast back to bf16; layer_norm on x.float()),
           and FlashInfer's rounding of rmsnorm, fused_add_rmsnorm and
           gemma_fused_add_rmsnorm (`_flashinfer`; eager: FlashInfer's tests'
-          references).
+          references). vLLM's int8 quantizations (rmsnorm_quant_int8_static
+          and _dynamic, their fused adds, quant_int8_static and _dynamic)
+          and per_token_group_quant_fp8 / _int8 (groups of GROUP_SIZE = 128
+          along the hidden); eager: the kernels' arithmetic in torch ops.
           A length the bundle has no specialized kernel for runs on the
           op's dynamic kernel (name ..._dyn_...; the CSV's variant column).
 
@@ -130,7 +133,11 @@ LIB_OPS = ["rmsnorm_noweight", "fused_add_rmsnorm_quant_static",
            "gemma_fused_add_rmsnorm", "rmsnorm_f32w", "layernorm_f32w",
            "fused_add_rmsnorm_f32w", "rmsnorm_flashinfer",
            "fused_add_rmsnorm_flashinfer",
-           "gemma_fused_add_rmsnorm_flashinfer"]
+           "gemma_fused_add_rmsnorm_flashinfer", "rmsnorm_quant_int8_static",
+           "rmsnorm_quant_int8_dynamic", "fused_add_rmsnorm_quant_int8_static",
+           "fused_add_rmsnorm_quant_int8_dynamic", "quant_int8_static",
+           "quant_int8_dynamic", "per_token_group_quant_fp8",
+           "per_token_group_quant_int8"]
 SUITES = {"norms": NORM_OPS + ACT_OPS, "views": VIEW_OPS, "library": LIB_OPS}
 MAX_BYTES = 4.3e9
 IMPLS = ["kgen", "eager", "compile"]
@@ -142,6 +149,8 @@ ATOL, RTOL, REL_NORM_TOL = 1e-2, 2.0 ** -6, 1e-2
 # fp8 e4m3 outputs: one ulp (3 mantissa bits), the subnormal step near 0;
 # a one-ulp flip costs ~9% of an element, so the norm allows 2^-4.
 FP8_TOL = (2.0 ** -9, 2.0 ** -3, 2.0 ** -4)
+# int8 outputs: one step (a tie, or a scale an ulp apart).
+INT8_TOL = (1.0, 0.0, 2.0 ** -4)
 
 # ---------------------------------------------------------------------------
 # The formulas, as eager PyTorch (what torch.compile compiles too).
@@ -314,6 +323,71 @@ def f_fused_add_rmsnorm_quant_dynamic(x, residual, weight):
              ).clamp(min=1.0 / (FP8_MAX * 512.0))
     q = (n / scale).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
     return q, scale.squeeze(-1), s.to(x.dtype)
+
+
+def _int8_rn(y):
+    # vLLM's float_to_int8_rn: to nearest, ties to even, saturating.
+    return y.round().clamp(-128, 127).to(torch.int8)
+
+
+def _int8_per_row(y):
+    # vLLM's int8 per-token scale (at least FLT_EPSILON) and its reciprocal.
+    scale = (y.abs().amax(-1, keepdim=True) / 127.0).clamp(
+        min=torch.finfo(torch.float32).eps)
+    return _int8_rn(y * (1.0 / scale)), scale.squeeze(-1)
+
+
+def f_rmsnorm_quant_int8_static(x, weight):
+    return _int8_rn(rmsnorm_ref(x, weight, 1e-6).float() / QUANT_SCALE)
+
+
+def f_rmsnorm_quant_int8_dynamic(x, weight):
+    return _int8_per_row(rmsnorm_ref(x, weight, 1e-6).float())
+
+
+def f_fused_add_rmsnorm_quant_int8_static(x, residual, weight):
+    r = x + residual
+    return _int8_rn(rmsnorm_ref(r, weight, 1e-6).float() / QUANT_SCALE), r
+
+
+def f_fused_add_rmsnorm_quant_int8_dynamic(x, residual, weight):
+    s = x.float() + residual.float()
+    n = (weight * (s * torch.rsqrt(s.pow(2).mean(-1, keepdim=True) + 1e-6))
+         .to(x.dtype)).float()
+    q, scale = _int8_per_row(n)
+    return q, scale, s.to(x.dtype)
+
+
+def f_quant_int8_static(x):
+    # vLLM's static_scaled_int8_quant.
+    return _int8_rn(x.float() / QUANT_SCALE)
+
+
+def f_quant_int8_dynamic(x):
+    # vLLM's dynamic_scaled_int8_quant: x * (127 / amax), 0 for a zero row.
+    amax = x.float().abs().amax(-1, keepdim=True)
+    inv = torch.where(amax == 0, 0.0, torch.full_like(amax, 127.0) / amax)
+    return _int8_rn(x.float() * inv), (amax / 127.0).squeeze(-1)
+
+
+GROUP_SIZE = 128  # per_token_group_quant's groups (DeepSeek's block size)
+GROUP_EPS = 1e-10
+
+
+def _group_quant(x, lo, hi, dtype):
+    # vLLM's per_token_group_quant: max(amax, eps) / qmax per group; x / s
+    # clamped, then cast (fp8 rounds to nearest, int8 truncates).
+    g = x.float().unflatten(-1, (-1, GROUP_SIZE))
+    s = g.abs().amax(-1, keepdim=True).clamp(min=GROUP_EPS) / hi
+    return (g / s).clamp(lo, hi).to(dtype).flatten(-2), s.flatten()
+
+
+def f_per_token_group_quant_fp8(x):
+    return _group_quant(x, -FP8_MAX, FP8_MAX, torch.float8_e4m3fn)
+
+
+def f_per_token_group_quant_int8(x):
+    return _group_quant(x, -128.0, 127.0, torch.int8)
 
 
 # vLLM's forward_native of each activation (model dtype, op by op).
@@ -558,6 +632,39 @@ def _row_dim(name):
     return lambda T, h, b: {name: h}
 
 
+# The int8 forms of the fp8 quantizations: the same tensors, int8 y.
+for _op in ["rmsnorm_quant", "fused_add_rmsnorm_quant"]:
+    for _kind in ["static", "dynamic"]:
+        _spec = dict(OPS["%s_%s" % (_op, _kind)],
+                     fn=globals()["f_%s_int8_%s" % (_op, _kind)])
+        _spec["dtypes"] = dict(_spec["dtypes"], y="int8")
+        _spec["scalars"] = {k: v for k, v in _spec["scalars"].items()
+                            if k != "scale_ub"}
+        OPS["%s_int8_%s" % (_op, _kind)] = _spec
+OPS["quant_int8_static"] = dict(
+    fn=f_quant_int8_static, tensors=[("x", "row", "in", "randn"),
+                                     ("y", "row", "out", None)],
+    dtypes={"y": "int8"}, eager_in=["x"], compare=["y"],
+    scalars={"scale": QUANT_SCALE})
+OPS["quant_int8_dynamic"] = dict(
+    fn=f_quant_int8_dynamic, tensors=[("x", "row", "in", "randn"),
+                                      ("y", "row", "out", None),
+                                      ("scale", "tok", "out", None)],
+    dtypes={"y": "int8", "scale": "float32"}, eager_in=["x"],
+    compare=["y", "scale"], scalars={})
+for _op, _out in (("per_token_group_quant_fp8", "float8_e4m3fn"),
+                  ("per_token_group_quant_int8", "int8")):
+    OPS[_op] = dict(
+        fn=globals()["f_" + _op], tensors=[("x", "row", "in", "randn"),
+                                           ("y", "row", "out", None),
+                                           ("scale", "group", "out", None)],
+        dtypes={"y": _out, "scale": "float32"}, eager_in=["x"],
+        compare=["y", "scale"], scalars={"eps": GROUP_EPS},
+        length=lambda h: GROUP_SIZE,
+        dims=lambda T, h, b: {"groups": h // GROUP_SIZE},
+        rows=lambda T, h, b: T * (h // GROUP_SIZE))
+
+
 OPS["mul_and_silu"] = dict(OPS["silu_and_mul"], fn=f_mul_and_silu)
 # FlashInfer's rounding of the norms (docs/rounding.md).
 OPS["rmsnorm_flashinfer"] = dict(OPS["rmsnorm"], fn=f_rmsnorm_flashinfer)
@@ -575,6 +682,11 @@ for _op in ["gelu_quick", "gelu_new", "gelu_fast"]:
 # The norms' row length, for their dynamic kernels.
 for _op in NORM_OPS + ["rmsnorm_noweight", "fused_add_rmsnorm_quant_static",
                        "fused_add_rmsnorm_quant_dynamic",
+                       "rmsnorm_quant_int8_static",
+                       "rmsnorm_quant_int8_dynamic",
+                       "fused_add_rmsnorm_quant_int8_static",
+                       "fused_add_rmsnorm_quant_int8_dynamic",
+                       "quant_int8_static", "quant_int8_dynamic",
                        "gemma_fused_add_rmsnorm", "rmsnorm_f32w",
                        "layernorm_f32w", "fused_add_rmsnorm_f32w",
                        "rmsnorm_flashinfer", "fused_add_rmsnorm_flashinfer",
@@ -647,7 +759,8 @@ for _name, _fn in (("rope_neox", f_rope_neox), ("rope_gptj", f_rope_gptj)):
 
 def shape_of(layout, T, h, b=0):
     return {"row": (T, h), "row2": (T, 2 * h), "vec": (h,),
-            "batch": (b, h), "tok": (T,)}[layout]
+            "batch": (b, h), "tok": (T,),
+            "group": (T * (h // GROUP_SIZE),)}[layout]
 
 
 def dtype_of(op, name):
@@ -655,7 +768,7 @@ def dtype_of(op, name):
     return OPS[op].get("dtypes", {}).get(name, "bfloat16")
 
 
-ELEM_BYTES = {"bfloat16": 2, "float32": 4, "float8_e4m3fn": 1}
+ELEM_BYTES = {"bfloat16": 2, "float32": 4, "float8_e4m3fn": 1, "int8": 1}
 
 
 def min_bytes(op, T, h, b=0):
@@ -762,13 +875,19 @@ def make_tensors(op, T, h, copies, gen, dev, b=0):
             buf.uniform_(-0.5, 0.5, generator=gen)
         elif init == "b":
             buf.uniform_(-0.2, 0.2, generator=gen)
-        elif dt.itemsize == 1:
-            buf.view(torch.uint8).fill_(0x7F)  # e4m3's NaN
         else:
-            buf.fill_(float("nan"))
+            poison(buf)
         for i in range(copies):
             sets[i][name] = buf[i]
     return sets
+
+
+def poison(t):
+    """NaN in a float tensor (e4m3's 0x7F); int8 has no NaN: 127."""
+    if t.dtype.itemsize == 1:
+        t.view(torch.uint8).fill_(0x7F)
+    else:
+        t.fill_(float("nan"))
 
 
 def make_same(op, T, h, n, gen, dev, b=0):
@@ -819,7 +938,8 @@ def compare(a, b):
     diff = (a32 - b32).abs()
     nan = bool(torch.isnan(a32).any().item()) or bool(
         torch.isnan(diff).any().item())
-    atol, rtol, rel_tol = (FP8_TOL if a.dtype.itemsize == 1
+    atol, rtol, rel_tol = (INT8_TOL if a.dtype == torch.int8
+                           else FP8_TOL if a.dtype.itemsize == 1
                            else (ATOL, RTOL, REL_NORM_TOL))
     tol = atol + rtol * b32.abs()
     max_abs = float(diff.max().item()) if diff.numel() else 0.0
@@ -1029,7 +1149,7 @@ def run_case(op, T, h, kernel, flush, gen, dev, l2, log, b=0):
         kt = {n: t.clone() for n, t in base.items()}
         for name, _, role, _ in spec["tensors"]:
             if role == "out":
-                kt[name].fill_(float("nan"))
+                poison(kt[name])
         kernel(*kgen_args(kernel, op, kt, T, h, b), **kw)
         t0 = time.perf_counter()
         got_c = as_list(fn_c(*eager_args(op, base)))
@@ -1509,7 +1629,8 @@ def main():
             continue
         try:
             if (op, h) not in kernels:
-                kernels[(op, h)] = find_kernel(manifest, op, h,
+                length = OPS[op].get("length", lambda h: h)(h)
+                kernels[(op, h)] = find_kernel(manifest, op, length,
                                                allow_dyn=args.suite != "norms")
             t0 = time.perf_counter()
             r, c = run_case(op, T, h, kernels[(op, h)], flush, gen, dev, l2,

@@ -198,12 +198,12 @@ std::tuple<Tensor, Tensor> addRmsnorm(const Tensor &x, const Tensor &residual,
   return {y, sum};
 }
 
-Tensor rmsnormQuantStatic(const Tensor &x, const Tensor &weight, double scale,
-                          double eps) {
-  const char *op = "rmsnorm_quant_static";
+/// y (fp8 e4m3 or int8, `out`) of rmsnorm(x) * weight over a static scale.
+Tensor rmsnormQuantStaticAs(const char *op, at::ScalarType out, const Tensor &x,
+                            const Tensor &weight, double scale, double eps) {
   const int64_t h = checkRowsAndWeight(op, x, weight);
   TORCH_CHECK(scale > 0, "kgen::", op, ": scale must be > 0, not ", scale);
-  Tensor y = at::empty(x.sizes(), x.options().dtype(at::kFloat8_e4m3fn));
+  Tensor y = at::empty(x.sizes(), x.options().dtype(out));
   Call(op, x.scalar_type(), h)
       .rows("x", asRows(x))
       .whole("weight", weight)
@@ -215,14 +215,32 @@ Tensor rmsnormQuantStatic(const Tensor &x, const Tensor &weight, double scale,
   return y;
 }
 
+Tensor rmsnormQuantStatic(const Tensor &x, const Tensor &weight, double scale,
+                          double eps) {
+  return rmsnormQuantStaticAs("rmsnorm_quant_static", at::kFloat8_e4m3fn, x,
+                              weight, scale, eps);
+}
+
+Tensor rmsnormQuantInt8Static(const Tensor &x, const Tensor &weight,
+                              double scale, double eps) {
+  return rmsnormQuantStaticAs("rmsnorm_quant_int8_static", at::kChar, x, weight,
+                              scale, eps);
+}
+
+/// [..., 1] f32: a per-row scale of rows like x's.
+Tensor rowScales(const Tensor &x) {
+  std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
+  shape.back() = 1;
+  return at::empty(shape, x.options().dtype(at::kFloat));
+}
+
+/// y (`out`) and the per-row scales of rmsnorm(x) * weight.
 std::tuple<Tensor, Tensor>
-rmsnormQuantDynamic(const Tensor &x, const Tensor &weight, double eps) {
-  const char *op = "rmsnorm_quant_dynamic";
+rmsnormQuantDynamicAs(const char *op, at::ScalarType out, const Tensor &x,
+                      const Tensor &weight, double eps) {
   const int64_t h = checkRowsAndWeight(op, x, weight);
-  Tensor y = at::empty(x.sizes(), x.options().dtype(at::kFloat8_e4m3fn));
-  std::vector<int64_t> scaleShape(x.sizes().begin(), x.sizes().end());
-  scaleShape.back() = 1;
-  Tensor scale = at::empty(scaleShape, x.options().dtype(at::kFloat));
+  Tensor y = at::empty(x.sizes(), x.options().dtype(out));
+  Tensor scale = rowScales(x);
   Call(op, x.scalar_type(), h)
       .rows("x", asRows(x))
       .whole("weight", weight)
@@ -234,16 +252,30 @@ rmsnormQuantDynamic(const Tensor &x, const Tensor &weight, double eps) {
   return {y, scale};
 }
 
-/// residual += x in place, then y (fp8) of the normalised sum: a static
-/// `scale`, or per-row scales bounded by `scaleUb` (returned [..., 1]).
+std::tuple<Tensor, Tensor>
+rmsnormQuantDynamic(const Tensor &x, const Tensor &weight, double eps) {
+  return rmsnormQuantDynamicAs("rmsnorm_quant_dynamic", at::kFloat8_e4m3fn, x,
+                               weight, eps);
+}
+
+std::tuple<Tensor, Tensor>
+rmsnormQuantInt8Dynamic(const Tensor &x, const Tensor &weight, double eps) {
+  return rmsnormQuantDynamicAs("rmsnorm_quant_int8_dynamic", at::kChar, x,
+                               weight, eps);
+}
+
+/// residual += x in place, then y (`out`: fp8 or int8) of the normalised sum:
+/// a static `scale`, or per-row scales (returned [..., 1]), bounded by
+/// `scaleUb` where the kernel takes a bound (fp8's).
 std::tuple<Tensor, std::optional<Tensor>>
-fusedAddRmsnormQuant(const char *op, const Tensor &x, const Tensor &residual,
-                     const Tensor &weight, std::optional<double> scale,
-                     std::optional<double> scaleUb, double eps) {
+fusedAddRmsnormQuant(const char *op, at::ScalarType out, const Tensor &x,
+                     const Tensor &residual, const Tensor &weight,
+                     std::optional<double> scale, std::optional<double> scaleUb,
+                     double eps) {
   const int64_t h = checkRowsAndWeight(op, x, weight);
   checkLike(op, residual, "residual", x);
   checkInPlace(op, residual, "residual");
-  Tensor y = at::empty(x.sizes(), x.options().dtype(at::kFloat8_e4m3fn));
+  Tensor y = at::empty(x.sizes(), x.options().dtype(out));
   Call c(op, x.scalar_type(), h);
   c.rows("x", asRows(x))
       .rows("residual", residual)
@@ -257,12 +289,11 @@ fusedAddRmsnormQuant(const char *op, const Tensor &x, const Tensor &residual,
   } else {
     TORCH_CHECK(!scaleUb || *scaleUb > 0, "kgen::", op,
                 ": scale_ub must be > 0, not ", *scaleUb);
-    std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
-    shape.back() = 1;
-    scales = at::empty(shape, x.options().dtype(at::kFloat));
-    c.whole("scale", *scales)
-        .scalar("scale_ub",
-                scaleUb.value_or(std::numeric_limits<double>::infinity()));
+    scales = rowScales(x);
+    c.whole("scale", *scales);
+    if (out != at::kChar)
+      c.scalar("scale_ub",
+               scaleUb.value_or(std::numeric_limits<double>::infinity()));
   }
   c.dim("hidden", h).run(leadingRows(x));
   return {y, scales};
@@ -271,19 +302,106 @@ fusedAddRmsnormQuant(const char *op, const Tensor &x, const Tensor &residual,
 Tensor fusedAddRmsnormQuantStatic(const Tensor &x, const Tensor &residual,
                                   const Tensor &weight, double scale,
                                   double eps) {
-  return std::get<0>(fusedAddRmsnormQuant("fused_add_rmsnorm_quant_static", x,
-                                          residual, weight, scale, std::nullopt,
-                                          eps));
+  return std::get<0>(fusedAddRmsnormQuant("fused_add_rmsnorm_quant_static",
+                                          at::kFloat8_e4m3fn, x, residual,
+                                          weight, scale, std::nullopt, eps));
+}
+
+Tensor fusedAddRmsnormQuantInt8Static(const Tensor &x, const Tensor &residual,
+                                      const Tensor &weight, double scale,
+                                      double eps) {
+  return std::get<0>(fusedAddRmsnormQuant("fused_add_rmsnorm_quant_int8_static",
+                                          at::kChar, x, residual, weight, scale,
+                                          std::nullopt, eps));
 }
 
 std::tuple<Tensor, Tensor>
 fusedAddRmsnormQuantDynamic(const Tensor &x, const Tensor &residual,
                             const Tensor &weight, std::optional<double> scaleUb,
                             double eps) {
-  auto [y, scales] =
-      fusedAddRmsnormQuant("fused_add_rmsnorm_quant_dynamic", x, residual,
-                           weight, std::nullopt, scaleUb, eps);
+  auto [y, scales] = fusedAddRmsnormQuant("fused_add_rmsnorm_quant_dynamic",
+                                          at::kFloat8_e4m3fn, x, residual,
+                                          weight, std::nullopt, scaleUb, eps);
   return {y, *scales};
+}
+
+std::tuple<Tensor, Tensor>
+fusedAddRmsnormQuantInt8Dynamic(const Tensor &x, const Tensor &residual,
+                                const Tensor &weight, double eps) {
+  auto [y, scales] =
+      fusedAddRmsnormQuant("fused_add_rmsnorm_quant_int8_dynamic", at::kChar, x,
+                           residual, weight, std::nullopt, std::nullopt, eps);
+  return {y, *scales};
+}
+
+/// vLLM's static_scaled_int8_quant: round(x / scale) as int8.
+Tensor quantInt8Static(const Tensor &x, double scale) {
+  const char *op = "quant_int8_static";
+  checkFloat(op, x, "x");
+  TORCH_CHECK(scale > 0, "kgen::", op, ": scale must be > 0, not ", scale);
+  const int64_t h = x.size(-1);
+  Tensor y = at::empty(x.sizes(), x.options().dtype(at::kChar));
+  Call(op, x.scalar_type(), h)
+      .rows("x", asRows(x))
+      .rows("y", y)
+      .scalar("scale", scale)
+      .dim("hidden", h)
+      .run(leadingRows(x));
+  return y;
+}
+
+/// vLLM's dynamic_scaled_int8_quant (symmetric): y and scales [..., 1].
+std::tuple<Tensor, Tensor> quantInt8Dynamic(const Tensor &x) {
+  const char *op = "quant_int8_dynamic";
+  checkFloat(op, x, "x");
+  const int64_t h = x.size(-1);
+  Tensor y = at::empty(x.sizes(), x.options().dtype(at::kChar));
+  Tensor scale = rowScales(x);
+  Call(op, x.scalar_type(), h)
+      .rows("x", asRows(x))
+      .rows("y", y)
+      .whole("scale", scale)
+      .dim("hidden", h)
+      .run(leadingRows(x));
+  return {y, scale};
+}
+
+/// vLLM's per_token_group_quant_fp8 / _int8: x [..., hidden] in groups of
+/// `group` elements; y (`out`) like x and scales [..., hidden / group].
+std::tuple<Tensor, Tensor> groupQuant(const char *op, at::ScalarType out,
+                                      const Tensor &x, int64_t group,
+                                      double eps) {
+  checkFloat(op, x, "x");
+  const int64_t h = x.size(-1);
+  TORCH_CHECK(group > 0 && h % group == 0, "kgen::", op, ": group_size ", group,
+              " must divide the last dim of 'x' (", h, ")");
+  TORCH_CHECK(eps > 0, "kgen::", op, ": eps must be > 0, not ", eps);
+  const int64_t groups = h / group, rows = leadingRows(x);
+  Tensor y = at::empty(x.sizes(), x.options().dtype(out));
+  std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
+  shape.back() = groups;
+  Tensor scale = at::empty(shape, x.options().dtype(at::kFloat));
+  if (rows == 0 || groups == 0)
+    return {y, scale};
+  Call(op, x.scalar_type(), group, /*fixedLength=*/true)
+      .rows("x", asRows(x).view({rows, groups, group}), 2)
+      .rows("y", y.view({rows, groups, group}), 2)
+      .whole("scale", scale)
+      .scalar("eps", eps)
+      .dim("groups", groups)
+      .run(rows * groups);
+  return {y, scale};
+}
+
+std::tuple<Tensor, Tensor> perTokenGroupQuantFp8(const Tensor &x, int64_t group,
+                                                 double eps) {
+  return groupQuant("per_token_group_quant_fp8", at::kFloat8_e4m3fn, x, group,
+                    eps);
+}
+
+std::tuple<Tensor, Tensor> perTokenGroupQuantInt8(const Tensor &x,
+                                                  int64_t group, double eps) {
+  return groupQuant("per_token_group_quant_int8", at::kChar, x, group, eps);
 }
 
 /// AdaLN over x [B, T, C] with scale and shift [B, C] per batch.
@@ -524,6 +642,16 @@ void impls(torch::Library &m) {
   m.impl("rmsnorm_quant_dynamic", &rmsnormQuantDynamic);
   m.impl("fused_add_rmsnorm_quant_static", &fusedAddRmsnormQuantStatic);
   m.impl("fused_add_rmsnorm_quant_dynamic", &fusedAddRmsnormQuantDynamic);
+  m.impl("rmsnorm_quant_int8_static", &rmsnormQuantInt8Static);
+  m.impl("rmsnorm_quant_int8_dynamic", &rmsnormQuantInt8Dynamic);
+  m.impl("fused_add_rmsnorm_quant_int8_static",
+         &fusedAddRmsnormQuantInt8Static);
+  m.impl("fused_add_rmsnorm_quant_int8_dynamic",
+         &fusedAddRmsnormQuantInt8Dynamic);
+  m.impl("quant_int8_static", &quantInt8Static);
+  m.impl("quant_int8_dynamic", &quantInt8Dynamic);
+  m.impl("per_token_group_quant_fp8", &perTokenGroupQuantFp8);
+  m.impl("per_token_group_quant_int8", &perTokenGroupQuantInt8);
   m.impl("adaln", &adalnLayernorm);
   m.impl("adaln_rmsnorm", &adalnRmsnorm);
   m.impl("silu", &silu);
@@ -597,6 +725,20 @@ TORCH_LIBRARY(kgen, m) {
            "fused_add_rmsnorm_quant_dynamic(Tensor x, Tensor(a!) residual, "
            "Tensor weight, float? scale_ub=None, float eps=1e-6) "
            "-> (Tensor, Tensor)",
+           "rmsnorm_quant_int8_static(Tensor x, Tensor weight, float scale, "
+           "float eps=1e-6) -> Tensor",
+           "rmsnorm_quant_int8_dynamic(Tensor x, Tensor weight, "
+           "float eps=1e-6) -> (Tensor, Tensor)",
+           "fused_add_rmsnorm_quant_int8_static(Tensor x, Tensor(a!) "
+           "residual, Tensor weight, float scale, float eps=1e-6) -> Tensor",
+           "fused_add_rmsnorm_quant_int8_dynamic(Tensor x, Tensor(a!) "
+           "residual, Tensor weight, float eps=1e-6) -> (Tensor, Tensor)",
+           "quant_int8_static(Tensor x, float scale) -> Tensor",
+           "quant_int8_dynamic(Tensor x) -> (Tensor, Tensor)",
+           "per_token_group_quant_fp8(Tensor x, int group_size, "
+           "float eps=1e-10) -> (Tensor, Tensor)",
+           "per_token_group_quant_int8(Tensor x, int group_size, "
+           "float eps=1e-10) -> (Tensor, Tensor)",
            "adaln(Tensor x, Tensor scale, Tensor shift, float eps=1e-6) "
            "-> Tensor",
            "adaln_rmsnorm(Tensor x, Tensor scale, Tensor shift, "

@@ -4,6 +4,7 @@ import torch
 from torch.library import register_fake
 
 _F8 = torch.float8_e4m3fn
+_I8 = torch.int8
 
 
 def _like(x, dtype=None, last=None):
@@ -60,6 +61,50 @@ def _fused_add_rmsnorm_quant_static(x, residual, weight, scale, eps=1e-6):
 def _fused_add_rmsnorm_quant_dynamic(x, residual, weight, scale_ub=None,
                                      eps=1e-6):
     return _like(x, _F8), _like(x, torch.float32, last=1)
+
+
+@register_fake("kgen::rmsnorm_quant_int8_static")
+def _rmsnorm_quant_int8_static(x, weight, scale, eps=1e-6):
+    return _like(x, _I8)
+
+
+@register_fake("kgen::rmsnorm_quant_int8_dynamic")
+def _rmsnorm_quant_int8_dynamic(x, weight, eps=1e-6):
+    return _like(x, _I8), _like(x, torch.float32, last=1)
+
+
+@register_fake("kgen::fused_add_rmsnorm_quant_int8_static")
+def _fused_add_rmsnorm_quant_int8_static(x, residual, weight, scale,
+                                         eps=1e-6):
+    return _like(x, _I8)
+
+
+@register_fake("kgen::fused_add_rmsnorm_quant_int8_dynamic")
+def _fused_add_rmsnorm_quant_int8_dynamic(x, residual, weight, eps=1e-6):
+    return _like(x, _I8), _like(x, torch.float32, last=1)
+
+
+@register_fake("kgen::quant_int8_static")
+def _quant_int8_static(x, scale):
+    return _like(x, _I8)
+
+
+@register_fake("kgen::quant_int8_dynamic")
+def _quant_int8_dynamic(x):
+    return _like(x, _I8), _like(x, torch.float32, last=1)
+
+
+def _group_quant(dtype):
+    def fake(x, group_size, eps=1e-10):
+        torch._check(group_size > 0)
+        torch._check(x.shape[-1] % group_size == 0)
+        return _like(x, dtype), _like(x, torch.float32,
+                                      last=x.shape[-1] // group_size)
+    return fake
+
+
+register_fake("kgen::per_token_group_quant_fp8")(_group_quant(_F8))
+register_fake("kgen::per_token_group_quant_int8")(_group_quant(_I8))
 
 
 def _adaln(x, scale, shift, eps=1e-6):

@@ -17,7 +17,11 @@ __all__ = [
     "fused_add_rmsnorm_flashinfer", "gemma_fused_add_rmsnorm_flashinfer",
     "rmsnorm_quant_static", "rmsnorm_quant_dynamic",
     "fused_add_rmsnorm_quant_static", "fused_add_rmsnorm_quant_dynamic",
-    "adaln", "adaln_rmsnorm",
+    "rmsnorm_quant_int8_static", "rmsnorm_quant_int8_dynamic",
+    "fused_add_rmsnorm_quant_int8_static",
+    "fused_add_rmsnorm_quant_int8_dynamic", "quant_int8_static",
+    "quant_int8_dynamic", "per_token_group_quant_fp8",
+    "per_token_group_quant_int8", "adaln", "adaln_rmsnorm",
     "rmsnorm_noweight", "silu", "gelu", "gelu_tanh", "gelu_quick", "gelu_new",
     "gelu_fast", "softmax", "silu_and_mul", "mul_and_silu", "gelu_and_mul",
     "gelu_tanh_and_mul", "fatrelu_and_mul", "swigluoai_and_mul",
@@ -104,6 +108,57 @@ def fused_add_rmsnorm_quant_dynamic(x, residual, weight, scale_ub=None,
     a residual)."""
     return _ops.fused_add_rmsnorm_quant_dynamic(x, residual, weight, scale_ub,
                                                 eps)
+
+
+def rmsnorm_quant_int8_static(x, weight, scale, eps=1e-6):
+    """round(rmsnorm(x) * weight / scale) as int8, ties to even, saturating
+    (vLLM's rms_norm, then static_scaled_int8_quant)."""
+    return _ops.rmsnorm_quant_int8_static(x, weight, scale, eps)
+
+
+def rmsnorm_quant_int8_dynamic(x, weight, eps=1e-6):
+    """int8 rows of y = rmsnorm(x) * weight and their f32 scales [..., 1]:
+    s = amax|y| / 127 (at least FLT_EPSILON), rows round(y * (1 / s))
+    (vLLM's rms_norm_dynamic_per_token_quant with an int8 output)."""
+    return _ops.rmsnorm_quant_int8_dynamic(x, weight, eps)
+
+
+def fused_add_rmsnorm_quant_int8_static(x, residual, weight, scale, eps=1e-6):
+    """fused_add_rmsnorm_quant_static with int8 rows: round(.. / scale)."""
+    return _ops.fused_add_rmsnorm_quant_int8_static(x, residual, weight, scale,
+                                                    eps)
+
+
+def fused_add_rmsnorm_quant_int8_dynamic(x, residual, weight, eps=1e-6):
+    """residual += x in place; int8 rows of rmsnorm(x + residual) * weight
+    (the sum normalised in f32) and their scales, as
+    rmsnorm_quant_int8_dynamic (vLLM has no scale_ub for int8)."""
+    return _ops.fused_add_rmsnorm_quant_int8_dynamic(x, residual, weight, eps)
+
+
+def quant_int8_static(x, scale):
+    """round(x / scale) as int8, ties to even, saturating (vLLM's
+    static_scaled_int8_quant without a zero point)."""
+    return _ops.quant_int8_static(x, scale)
+
+
+def quant_int8_dynamic(x):
+    """int8 rows and their f32 scales [..., 1]: s = amax|x| / 127, rows
+    round(x * (127 / amax)) (vLLM's dynamic_scaled_int8_quant, symmetric)."""
+    return _ops.quant_int8_dynamic(x)
+
+
+def per_token_group_quant_fp8(x, group_size, eps=1e-10):
+    """vLLM's per_token_group_quant_fp8: per group of group_size (64 or 128)
+    elements s = max(amax|x|, eps) / 448 and y = (x / s).to(float8_e4m3fn);
+    returns y and the f32 scales [..., hidden / group_size], row-major."""
+    return _ops.per_token_group_quant_fp8(x, group_size, eps)
+
+
+def per_token_group_quant_int8(x, group_size, eps=1e-10):
+    """per_token_group_quant_fp8 into int8: s = max(amax|x|, eps) / 127 and
+    x / s truncated, as vLLM's per_token_group_quant_int8."""
+    return _ops.per_token_group_quant_int8(x, group_size, eps)
 
 
 def adaln(x, scale, shift, eps=1e-6):

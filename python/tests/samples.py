@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 
 F8 = torch.float8_e4m3fn
+I8 = torch.int8
 
 
 def _rms(x, eps):
@@ -66,6 +67,42 @@ def ref_fused_add_rmsnorm_quant_dynamic(x, r, w, scale_ub, eps):
         amax = amax.clamp(max=scale_ub)
     scale = (amax / 448).clamp(min=1.0 / (448 * 512))
     return _fp8(n, scale), scale
+
+
+def _int8_rn(v):
+    # vLLM's float_to_int8_rn: to nearest, ties to even, saturating.
+    return v.round().clamp(-128, 127).to(I8)
+
+
+def _int8_dynamic(y):
+    # vLLM's int8 per-token scale and its f32 reciprocal.
+    s = (y.abs().amax(-1, keepdim=True) / 127).clamp(
+        min=torch.finfo(torch.float32).eps)
+    return _int8_rn(y * (1 / s)), s
+
+
+def ref_fused_add_rmsnorm_quant_int8_dynamic(x, r, w, eps):
+    s = x.float() + r.float()
+    n = (w * (s * torch.rsqrt(s.pow(2).mean(-1, keepdim=True) + eps))
+         .to(x.dtype)).float()
+    return _int8_dynamic(n)
+
+
+def ref_quant_int8_dynamic(x):
+    # vLLM's dynamic_scaled_int8_quant: 127 / amax, 0 for a zero row (a
+    # division: torch's 127 / t multiplies 127 by t's reciprocal).
+    amax = x.float().abs().amax(-1, keepdim=True)
+    inv = torch.where(amax == 0, 0.0, torch.full_like(amax, 127) / amax)
+    return _int8_rn(x.float() * inv), amax / 127
+
+
+def ref_group_quant(x, group_size, eps, lo=-448.0, hi=448.0, dtype=F8):
+    # vLLM's per_token_group_quant: clamp, then the cast (fp8 rounds to
+    # nearest, int8 truncates).
+    g = x.float().unflatten(-1, (-1, group_size))
+    s = g.abs().amax(-1, keepdim=True).clamp(min=eps) / hi
+    y = (g / s).clamp(lo, hi).to(dtype)
+    return y.flatten(-2), s.squeeze(-1)
 
 
 def ref_adaln(x, scale, shift, eps=1e-6, rms=False):
@@ -183,6 +220,24 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
          ref_fused_add_rmsnorm_quant_dynamic),
         ("fused_add_rmsnorm_quant_dynamic", (x, r.clone(), w, None, 1e-6),
          ref_fused_add_rmsnorm_quant_dynamic),
+        ("rmsnorm_quant_int8_static", (x, w, 0.02, 1e-6),
+         lambda x, w, s, e: _int8_rn(ref_rmsnorm(x, w, e).float() / s)),
+        ("rmsnorm_quant_int8_dynamic", (x, w, 1e-6),
+         lambda x, w, e: _int8_dynamic(ref_rmsnorm(x, w, e).float())),
+        ("fused_add_rmsnorm_quant_int8_static", (x, r.clone(), w, 0.02, 1e-6),
+         lambda x, r, w, s, e: _int8_rn(ref_rmsnorm(x + r, w, e).float() / s)),
+        ("fused_add_rmsnorm_quant_int8_dynamic", (x, r.clone(), w, 1e-6),
+         ref_fused_add_rmsnorm_quant_int8_dynamic),
+        ("quant_int8_static", (x, 0.02),
+         lambda x, s: _int8_rn(x.float() / s)),
+        ("quant_int8_dynamic", (x,), ref_quant_int8_dynamic),
+        ("quant_int8_dynamic", (x * 0,), ref_quant_int8_dynamic),
+        ("per_token_group_quant_fp8", (x2, 64, 1e-10), ref_group_quant),
+        ("per_token_group_quant_fp8", (x2, 128, 1e-10), ref_group_quant),
+        ("per_token_group_quant_int8", (x2, 64, 1e-10),
+         lambda x, g, e: ref_group_quant(x, g, e, -128.0, 127.0, I8)),
+        ("per_token_group_quant_int8", (x2, 128, 1e-10),
+         lambda x, g, e: ref_group_quant(x, g, e, -128.0, 127.0, I8)),
         ("adaln", (x, scale, shift, 1e-6), ref_adaln),
         ("adaln_rmsnorm", (x, scale, shift, 1e-6),
          lambda *a: ref_adaln(*a, rms=True)),
@@ -245,6 +300,9 @@ INPLACE = {
     "fused_add_rmsnorm_quant_static": lambda x, r, w, s, e: (x + r,),
     "fused_add_rmsnorm_quant_dynamic": lambda x, r, w, b, e: (
         (x.float() + r.float()).to(x.dtype),),
+    "fused_add_rmsnorm_quant_int8_static": lambda x, r, w, s, e: (x + r,),
+    "fused_add_rmsnorm_quant_int8_dynamic": lambda x, r, w, e: (
+        (x.float() + r.float()).to(x.dtype),),
     "rope_neox": lambda p, q, k, c: ref_rope_neox(p, q, k, c),
     "rope_gptj": lambda p, q, k, c: ref_rope_neox(p, q, k, c, gptj=True),
     "rope_neox_partial": lambda p, q, k, c: ref_rope_neox(p, q, k, c),
@@ -255,6 +313,8 @@ MUTATED = {"fused_add_rmsnorm": (0, 1), "gemma_fused_add_rmsnorm": (0, 1),
            "fused_add_rmsnorm_flashinfer": (0, 1),
            "gemma_fused_add_rmsnorm_flashinfer": (0, 1),
            "fused_add_rmsnorm_quant_static": (1,),
-           "fused_add_rmsnorm_quant_dynamic": (1,), "rope_neox": (1, 2),
+           "fused_add_rmsnorm_quant_dynamic": (1,),
+           "fused_add_rmsnorm_quant_int8_static": (1,),
+           "fused_add_rmsnorm_quant_int8_dynamic": (1,), "rope_neox": (1, 2),
            "rope_gptj": (1, 2), "rope_neox_partial": (1, 2),
            "rope_gptj_partial": (1, 2)}

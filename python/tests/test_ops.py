@@ -19,6 +19,11 @@ def _close(got, want, dtype):
         # an fp8 tie may round either way: one step of e4m3 at most
         assert ((got - want).abs() <= want.abs() / 8 + 1e-3).all()
         return
+    if got.dtype == torch.int8:
+        # a tie, or a scale an ulp apart, may move a value by one step
+        diff = (got.int() - want.int()).abs()
+        assert diff.max() <= 1 and (diff == 0).float().mean() >= 0.99, diff
+        return
     tol = {torch.float32: 1e-5, torch.bfloat16: 1.6e-2}[dtype]
     torch.testing.assert_close(got.float(), want.float(), rtol=tol, atol=tol)
 

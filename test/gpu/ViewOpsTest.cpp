@@ -3,9 +3,12 @@
 // KernelTest.cpp knows ops with one dim over plain [rows, n] tensors. The ops
 // whose tensors have a RowMap (dsl/Graph.h) are tested here: rope_* (q and k
 // heads rotated in place by a cos/sin cache gathered by positions), rope_hf
-// (out of place, cos/sin [T, head_dim] grouped by heads) and adaln* (scale
-// and shift [B, C] grouped by tokens_per_batch). One test per bundle kernel
-// (adaln: per length, the specialized and the dynamic kernel together).
+// (out of place, cos/sin [T, head_dim] grouped by heads), adaln* (scale
+// and shift [B, C] grouped by tokens_per_batch) and per_token_group_quant_*
+// (a row program per group of a token's row, a scale per group). One test
+// per bundle kernel (adaln: per length, the specialized and the dynamic
+// kernel together). An int8 output has no NaN to poison with: an element
+// left unwritten reads -1 and is caught where the reference is not -1.
 //
 // Each case lays the tensors out in device allocations, runs interpret() on
 // host copies of the same initial contents and, after the launch, copies back
@@ -245,6 +248,25 @@ Case adalnCase(const Kernel &k, int64_t B, int64_t N, int64_t C, Lay lay,
   return c;
 }
 
+/// per_token_group_quant_*: T tokens of G groups of the kernel's length,
+/// each token's groups in one row of x and of y (padded: rows 16 bytes
+/// longer), a scale per group.
+Case groupQuantCase(const Kernel &k, int64_t T, int64_t G, Lay lay, Rng &rng) {
+  Case c;
+  int64_t g = k.tensors[tensorIndex(k, "x")].map.subLength.constant;
+  int64_t off = lay == Lay::Misaligned;
+  bool pass = lay == Lay::Strided;
+  c.dims = {{"groups", G}};
+  c.rows = T * G;
+  for (const char *n : {"x", "y"}) {
+    DType dt = k.tensors[tensorIndex(k, n)].dtype;
+    place(k, c, n, -1, off, T, G * g, G * g + (pass ? pad16(dt) : 0), pass,
+          rng);
+  }
+  place(k, c, "scale", -1, off, T * G, 1, 1, false, rng);
+  return c;
+}
+
 /// Marks the elements the kernel's stores write (Buf::written).
 void markWritten(const Kernel &k, Case &c, const std::vector<int64_t> &dims) {
   for (Buf &b : c.bufs)
@@ -443,6 +465,7 @@ protected:
   void run();
   void testRope(bool hf);
   void testAdaLN();
+  void testGroupQuant();
   /// Interprets, then launches every kernel on `c` and compares; false after
   /// a failure that makes going on pointless.
   bool runCase(Case &c);
@@ -753,6 +776,27 @@ void ViewOpTest::testAdaLN() {
   runCase(c);
 }
 
+void ViewOpTest::testGroupQuant() {
+  Rng rng{seed() ^ std::hash<std::string>()(GetParam().name)};
+  const char *layName[] = {"contiguous", "bases +1 element", "padded rows"};
+  auto name = [&](int64_t T, int64_t G, Lay lay) {
+    return "T " + std::to_string(T) + " groups " + std::to_string(G) + " " +
+           layName[int(lay)];
+  };
+  for (int64_t T : {1, 7, 130})
+    for (int64_t G : {1, 3, 56})
+      for (Lay lay : {Lay::Contiguous, Lay::Misaligned, Lay::Strided}) {
+        Case c = groupQuantCase(dsl, T, G, lay, rng);
+        c.what = name(T, G, lay);
+        if (!runCase(c))
+          return;
+      }
+  // Past the variant for many rows (kgen.min_rows = 8192).
+  Case c = groupQuantCase(dsl, 600, 56, Lay::Contiguous, rng);
+  c.what = name(600, 56, Lay::Contiguous);
+  runCase(c);
+}
+
 void ViewOpTest::run() {
   const TestSpec &s = GetParam();
   if (!s.skip.empty()) {
@@ -789,6 +833,8 @@ void ViewOpTest::run() {
       testRope(false);
     else if (op->name.rfind("adaln", 0) == 0)
       testAdaLN();
+    else if (op->name.rfind("per_token_group_quant", 0) == 0)
+      testGroupQuant();
     else
       GTEST_FAIL() << op->name << " has row maps but ViewOpsTest.cpp has no "
                    << "shapes for it: add them";
@@ -841,7 +887,7 @@ std::vector<TestSpec> viewOpTests() {
     const OpDef *op = findOp(e.op);
     if (!isViewOp(op))
       continue;
-    if (!op->lengths.empty()) // rope: a kernel per head_dim
+    if (!op->lengths.empty()) // rope, group quant: a kernel per length
       out.push_back({e.name, "", false, e, std::nullopt, e.length});
     else if (e.length)
       groups[e.op + "_" + e.dtype + "_" + e.arch].second[e.length] = e;
@@ -873,7 +919,7 @@ std::vector<TestSpec> viewOpTests() {
     }
   }
   if (out.empty())
-    return skip("the bundle has no rope or adaln kernels", false);
+    return skip("the bundle has no rope, adaln or group quant kernels", false);
   return out;
 }
 

@@ -1,0 +1,52 @@
+//===- GroupQuant.cpp - 8-bit quantization with a scale per group ---------===//
+#include "dsl/Registry.h"
+#include "ops/Quant.h"
+
+namespace kgen::ops {
+
+// vLLM's per_token_group_quant_fp8 and per_token_group_quant_int8: each run
+// of `group` elements of a row has the scale max(amax|x|, eps) / qmax and is
+// written as x / scale, clamped to the format's range: rounded to nearest even
+// into fp8 e4m3, truncated into int8 (vLLM's casts). The scales are [T,
+// groups] in row-major order. A group is a row program (heads(), as rope's
+// heads), so --hidden is the group size.
+static Kernel groupQuant(DType dt, int64_t group, Quant8 to) {
+  Builder b(std::string("per_token_group_quant") +
+            (to == Quant8::I8 ? "_int8" : "_fp8"));
+  Len groups = b.dim("groups");
+  Tensor x = b.heads({{"x", groups}}, dt, group);
+  DType out = to == Quant8::I8 ? DType::I8 : DType::F8E4M3;
+  Tensor y = b.outputHeads({{"y", groups}}, out, group);
+  Expr eps = b.scalar("eps", DType::F32);
+  Expr xf = x.to(DType::F32);
+  Expr scale = max(amax(abs(xf)), eps) / (to == Quant8::I8 ? 127.0 : 448.0);
+  b.storeSlice(y, 0, 1, (xf / scale).to(out));
+  b.output("scale", scale);
+  return b.build();
+}
+
+static const std::vector<int64_t> kGroupSizes = {64, 128};
+
+KGEN_REGISTER_OP(per_token_group_quant_fp8)
+    .summary("per group of --hidden elements: scale = max(amax|x|, eps) / "
+             "448, y = (x / scale).to(f8e4m3); outputs y and scale [T, "
+             "groups] (vLLM)")
+    .dim("group_size")
+    .lengths(kGroupSizes)
+    .scalar("eps", 1e-10)
+    .kernelForLength([](DType dt, int64_t group) {
+      return groupQuant(dt, group, Quant8::F8E4M3);
+    });
+
+KGEN_REGISTER_OP(per_token_group_quant_int8)
+    .summary("per group of --hidden elements: scale = max(amax|x|, eps) / "
+             "127, y = x / scale truncated to int8; outputs y and scale [T, "
+             "groups] (vLLM)")
+    .dim("group_size")
+    .lengths(kGroupSizes)
+    .scalar("eps", 1e-10)
+    .kernelForLength([](DType dt, int64_t group) {
+      return groupQuant(dt, group, Quant8::I8);
+    });
+
+} // namespace kgen::ops
