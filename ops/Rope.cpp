@@ -119,6 +119,39 @@ KGEN_REGISTER_OP(rope_gptj_q)
     .kernelForLength(ropeFor("rope_gptj_q", RopeStyle::GPTJ, 1, DType::I64,
                              DType::F32, /*key=*/false));
 
+// vLLM's own call: its kernel reads cos_sin_cache in q's dtype.
+KGEN_REGISTER_OP(rope_neox_cache16)
+    .summary("rope_neox with the cache in q's dtype (f16 or bf16)")
+    .dim("head_dim")
+    .lengths(kHeadDims)
+    .dtypes({DType::F16, DType::BF16})
+    .kernelForLength(ropeFor("rope_neox_cache16", RopeStyle::NeoX, 1,
+                             DType::I64, std::nullopt));
+
+KGEN_REGISTER_OP(rope_gptj_cache16)
+    .summary("rope_gptj with the cache in q's dtype (f16 or bf16)")
+    .dim("head_dim")
+    .lengths(kHeadDims)
+    .dtypes({DType::F16, DType::BF16})
+    .kernelForLength(ropeFor("rope_gptj_cache16", RopeStyle::GPTJ, 1,
+                             DType::I64, std::nullopt));
+
+KGEN_REGISTER_OP(rope_neox_q_cache16)
+    .summary("rope_neox_q with the cache in q's dtype (f16 or bf16)")
+    .dim("head_dim")
+    .lengths(kHeadDims)
+    .dtypes({DType::F16, DType::BF16})
+    .kernelForLength(ropeFor("rope_neox_q_cache16", RopeStyle::NeoX, 1,
+                             DType::I64, std::nullopt, /*key=*/false));
+
+KGEN_REGISTER_OP(rope_gptj_q_cache16)
+    .summary("rope_gptj_q with the cache in q's dtype (f16 or bf16)")
+    .dim("head_dim")
+    .lengths(kHeadDims)
+    .dtypes({DType::F16, DType::BF16})
+    .kernelForLength(ropeFor("rope_gptj_q_cache16", RopeStyle::GPTJ, 1,
+                             DType::I64, std::nullopt, /*key=*/false));
+
 KGEN_REGISTER_OP(rope_neox_partial)
     .summary("rope_neox rotating the first head_dim / 2 elements of each "
              "head, i32 positions, cache in q's dtype")

@@ -117,7 +117,7 @@ HIDDENS = [2048, 4096, 8192, 16384]
 # The views suite (issue 4): rope on views of a fused qkv, the activations at
 # LLM sizes, DiT's adaLN.
 VIEW_OPS = ["rope_neox", "silu_and_mul", "gelu_tanh_and_mul", "adaln",
-            "rope_gptj"]
+            "rope_gptj", "rope_neox_cache16", "rope_gptj_cache16"]
 VIEW_TOKENS = [1, 512, 4096, 16384]
 VIEW_HIDDENS = [4096, 11008, 14336]
 ROPE_HEADS = (32, 8)  # q heads, k heads (GQA)
@@ -695,10 +695,10 @@ for _op in NORM_OPS + ["rmsnorm_noweight", "fused_add_rmsnorm_quant_static",
                         _row_dim("n" if _op == "softmax" else "hidden"))
 
 
-def _rope_bytes(T, h, b):
+def _rope_bytes(T, h, b, cache_bytes=4):
     hq, hk = ROPE_HEADS
     return (2 * 2 * T * (hq + hk) * h + 8 * T
-            + 4 * h * min(T, ROPE_MAX_POS))
+            + cache_bytes * h * min(T, ROPE_MAX_POS))
 
 
 def _rope_footprint(T, h, b):
@@ -741,9 +741,22 @@ def _rope_make(T, h, b, copies, gen, dev):
     return sets
 
 
-for _name, _fn in (("rope_neox", f_rope_neox), ("rope_gptj", f_rope_gptj)):
+def _rope_make16(T, h, b, copies, gen, dev):
+    # vLLM's own call: the cache in the model's dtype.
+    sets = _rope_make(T, h, b, copies, gen, dev)
+    cache = sets[0]["cos_sin_cache"].to(torch.bfloat16)
+    for s in sets:
+        s["cos_sin_cache"] = cache
+    return sets
+
+
+for _name, _fn, _make in (
+        ("rope_neox", f_rope_neox, _rope_make),
+        ("rope_gptj", f_rope_gptj, _rope_make),
+        ("rope_neox_cache16", f_rope_neox, _rope_make16),
+        ("rope_gptj_cache16", f_rope_gptj, _rope_make16)):
     OPS[_name] = dict(
-        fn=_fn, make=_rope_make, inplace=True,
+        fn=_fn, make=_make, inplace=True,
         eager_in=["positions", "qkv", "cos_sin_cache"], compare=["q", "k"],
         scalars={},
         dims=lambda T, h, b: {"q_heads": ROPE_HEADS[0],
@@ -754,7 +767,9 @@ for _name, _fn in (("rope_neox", f_rope_neox), ("rope_gptj", f_rope_gptj)):
                                 "k": ROPE_HEADS[0] + ROPE_HEADS[1],
                                 "positions": ROPE_HEADS[0] + ROPE_HEADS[1],
                                 "cos_sin_cache": 0},
-        bytes=_rope_bytes, footprint=_rope_footprint)
+        bytes=(_rope_bytes if _make is _rope_make else
+               lambda T, h, b: _rope_bytes(T, h, b, cache_bytes=2)),
+        footprint=_rope_footprint)
 
 
 def shape_of(layout, T, h, b=0):

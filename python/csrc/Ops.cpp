@@ -537,21 +537,35 @@ ropeHeads(const char *op, const Tensor &q, const Tensor &k) {
   return {leadingRows(q, 2), q.size(-2), k.size(-2), d};
 }
 
+/// The kernels of a rope op: with k; q alone (vLLM's key None); and both
+/// with the cache in q's 16-bit dtype. nullptr: the op has no such form.
+struct RopeForms {
+  const char *op, *qOnly = nullptr, *cache16 = nullptr, *qOnlyCache16 = nullptr;
+};
+
 /// vLLM's rotary_embedding in place: positions [...] (the tokens of q and k),
-/// cos_sin_cache [max_pos, rot] with cos then sin halves. Without k (vLLM's
-/// key None) the op's `qOnly` kernel rotates q alone.
-void rope(const char *op, bool partial, const Tensor &positions,
+/// cos_sin_cache [max_pos, rot] with cos then sin halves: f32, or (with
+/// cache16 forms) q's dtype, as vLLM's kernel reads it.
+void rope(const RopeForms &f, bool partial, const Tensor &positions,
           const Tensor &q, const std::optional<Tensor> &key,
-          const Tensor &cache, const char *qOnly = nullptr) {
-  TORCH_CHECK(key || qOnly, "kgen::", op, ": 'k' is required (rope_neox and "
-              "rope_gptj take None)");
+          const Tensor &cache) {
+  const char *op = f.op;
+  TORCH_CHECK(key || f.qOnly, "kgen::", op,
+              ": 'k' is required (rope_neox and rope_gptj take None)");
   const Tensor &k = key ? *key : q;
   auto [tokens, hq, hk, d] = ropeHeads(op, q, k);
   checkDtype(op, positions, "positions", partial ? at::kInt : at::kLong);
   TORCH_CHECK(positions.numel() == tokens, "kgen::", op, ": 'positions' has ",
               positions.numel(), " entries for ", tokens, " tokens");
-  checkDtype(op, cache, "cos_sin_cache",
-             partial ? q.scalar_type() : at::kFloat);
+  const bool cache16 = f.cache16 && q.scalar_type() != at::kFloat &&
+                       cache.scalar_type() == q.scalar_type();
+  if (partial)
+    checkDtype(op, cache, "cos_sin_cache", q.scalar_type());
+  else
+    TORCH_CHECK(cache16 || cache.scalar_type() == at::kFloat, "kgen::", op,
+                ": 'cos_sin_cache' must be Float",
+                f.cache16 ? " or q's dtype" : "", ", not ",
+                cache.scalar_type());
   const int64_t rot = partial ? d / 2 : d;
   TORCH_CHECK(cache.dim() == 2 && cache.size(1) == rot, "kgen::", op,
               ": 'cos_sin_cache' must be [max_pos, ", rot, "], not ",
@@ -569,7 +583,8 @@ void rope(const char *op, bool partial, const Tensor &positions,
                 lo.item<int64_t>(), ", ", hi.item<int64_t>(), "]");
   }
   if (!key) {
-    Call(qOnly, q.scalar_type(), d, /*fixedLength=*/true)
+    Call(cache16 ? f.qOnlyCache16 : f.qOnly, q.scalar_type(), d,
+         /*fixedLength=*/true)
         .rows("q", q, 2)
         .whole("positions", positions.contiguous())
         .rows("cos_sin_cache", asRows(cache))
@@ -578,7 +593,7 @@ void rope(const char *op, bool partial, const Tensor &positions,
         .run(tokens * hq);
     return;
   }
-  Call(op, q.scalar_type(), d, /*fixedLength=*/true)
+  Call(cache16 ? f.cache16 : op, q.scalar_type(), d, /*fixedLength=*/true)
       .rows("q", q, 2)
       .rows("k", k, 2)
       .whole("positions", positions.contiguous())
@@ -673,23 +688,27 @@ void impls(torch::Library &m) {
       void (*)(const Tensor &, const Tensor &, const Tensor &, const Tensor &);
   using RopeQFn = void (*)(const Tensor &, const Tensor &,
                            const std::optional<Tensor> &, const Tensor &);
-  m.impl("rope_neox", RopeQFn([](const Tensor &p, const Tensor &q,
-                                 const std::optional<Tensor> &k,
-                                 const Tensor &c) {
-           rope("rope_neox", false, p, q, k, c, "rope_neox_q");
+  m.impl("rope_neox",
+         RopeQFn([](const Tensor &p, const Tensor &q,
+                    const std::optional<Tensor> &k, const Tensor &c) {
+           rope({"rope_neox", "rope_neox_q", "rope_neox_cache16",
+                 "rope_neox_q_cache16"},
+                false, p, q, k, c);
          }));
-  m.impl("rope_gptj", RopeQFn([](const Tensor &p, const Tensor &q,
-                                 const std::optional<Tensor> &k,
-                                 const Tensor &c) {
-           rope("rope_gptj", false, p, q, k, c, "rope_gptj_q");
+  m.impl("rope_gptj",
+         RopeQFn([](const Tensor &p, const Tensor &q,
+                    const std::optional<Tensor> &k, const Tensor &c) {
+           rope({"rope_gptj", "rope_gptj_q", "rope_gptj_cache16",
+                 "rope_gptj_q_cache16"},
+                false, p, q, k, c);
          }));
   m.impl("rope_neox_partial", RopeFn([](const Tensor &p, const Tensor &q,
                                         const Tensor &k, const Tensor &c) {
-           rope("rope_neox_partial", true, p, q, k, c);
+           rope({"rope_neox_partial"}, true, p, q, k, c);
          }));
   m.impl("rope_gptj_partial", RopeFn([](const Tensor &p, const Tensor &q,
                                         const Tensor &k, const Tensor &c) {
-           rope("rope_gptj_partial", true, p, q, k, c);
+           rope({"rope_gptj_partial"}, true, p, q, k, c);
          }));
   m.impl("rope_hf", &ropeHf);
 }

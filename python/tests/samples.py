@@ -284,6 +284,10 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
             ("fused_add_rmsnorm", (x.clone(), r.clone(), w32, 1e-6), None),
             ("gemma_fused_add_rmsnorm", (x.clone(), r.clone(), w32, 1e-6),
              None),
+            # vLLM's call: the cache in q's dtype (rope_*_cache16 kernels)
+            ("rope_neox", (pos64, q.clone(), k.clone(), cache.to(dtype)),
+             None),
+            ("rope_gptj", (pos64, q.clone(), None, cache.to(dtype)), None),
         ]
     return out
 

@@ -47,8 +47,9 @@ def test_every_bundled_op_has_a_torch_op():
     assert _torch_ops() == set(kgen.__all__) == set(OPS)
     bundled = _bundled_ops()
     # layernorm_nobias is layernorm with bias=None; NAME_f32w is NAME with an
-    # f32 weight, NAME_q NAME with k None.
-    forms = {n for n in bundled if n.endswith(("_f32w", "_q"))}
+    # f32 weight, NAME_q NAME with k None, NAME_cache16 NAME with a cache in
+    # q's dtype.
+    forms = {n for n in bundled if n.endswith(("_f32w", "_q", "_cache16"))}
     assert {n.rsplit("_", 1)[0] for n in forms} <= bundled
     assert bundled - {"layernorm_nobias"} - forms == _torch_ops()
 
