@@ -185,6 +185,7 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
     scale = randn(2, h, dtype=dtype, device=device, seed=5) * 0.1
     shift = randn(2, h, dtype=dtype, device=device, seed=6) * 0.1
     x2 = randn(4, 2 * h, dtype=dtype, device=device, seed=7)
+    xg = randn(2, 3, 384, dtype=dtype, device=device, seed=12)  # groups of 64 and 128
     d, hq, hk, t = head_dim, 4, 2, 5
     q = randn(t, hq, d, dtype=dtype, device=device, seed=8)
     k = randn(t, hk, d, dtype=dtype, device=device, seed=9)
@@ -232,11 +233,11 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
          lambda x, s: _int8_rn(x.float() / s)),
         ("quant_int8_dynamic", (x,), ref_quant_int8_dynamic),
         ("quant_int8_dynamic", (x * 0,), ref_quant_int8_dynamic),
-        ("per_token_group_quant_fp8", (x2, 64, 1e-10), ref_group_quant),
-        ("per_token_group_quant_fp8", (x2, 128, 1e-10), ref_group_quant),
-        ("per_token_group_quant_int8", (x2, 64, 1e-10),
+        ("per_token_group_quant_fp8", (xg, 64, 1e-10), ref_group_quant),
+        ("per_token_group_quant_fp8", (xg, 128, 1e-10), ref_group_quant),
+        ("per_token_group_quant_int8", (xg, 64, 1e-10),
          lambda x, g, e: ref_group_quant(x, g, e, -128.0, 127.0, I8)),
-        ("per_token_group_quant_int8", (x2, 128, 1e-10),
+        ("per_token_group_quant_int8", (xg, 128, 1e-10),
          lambda x, g, e: ref_group_quant(x, g, e, -128.0, 127.0, I8)),
         ("adaln", (x, scale, shift, 1e-6), ref_adaln),
         ("adaln_rmsnorm", (x, scale, shift, 1e-6),
