@@ -148,6 +148,14 @@ def test_argument_errors():
             torch.randn(3, 2, 64), torch.randn(8, 64))
     _raises("'positions' must be Long", kgen.rope_neox, torch.arange(3).int(),
             torch.randn(3, 4, 64), torch.randn(3, 2, 64), torch.randn(8, 64))
+    _raises("must be Float or q's dtype", kgen.rope_neox, torch.arange(3),
+            torch.randn(3, 4, 64), torch.randn(3, 2, 64),
+            torch.randn(8, 64).half())
+    _raises("group_size 128 must divide", kgen.per_token_group_quant_fp8,
+            torch.randn(4, 200), 128)
+    _raises("group_size 64, 128 only, not 96",
+            kgen.per_token_group_quant_int8, torch.randn(4, 192), 96)
+    _raises("scale must be > 0", kgen.quant_int8_static, x, 0.0)
 
 
 def test_compile_fullgraph_no_breaks():
