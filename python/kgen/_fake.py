@@ -42,56 +42,27 @@ def _add_rmsnorm(x, residual, weight, eps=1e-6):
     return _like(x), _like(x)
 
 
-@register_fake("kgen::rmsnorm_quant_static")
-def _rmsnorm_quant_static(x, weight, scale, eps=1e-6):
-    return _like(x, _F8)
+def _quantized(dtype, scales):
+    """y in `dtype`, shaped like x; with `scales`, also f32 per-row scales
+    [..., 1]. The other arguments do not shape the outputs."""
+    def fake(x, *args, **kwargs):
+        y = _like(x, dtype)
+        return (y, _like(x, torch.float32, last=1)) if scales else y
+    return fake
 
 
-@register_fake("kgen::rmsnorm_quant_dynamic")
-def _rmsnorm_quant_dynamic(x, weight, eps=1e-6):
-    return _like(x, _F8), _like(x, torch.float32, last=1)
-
-
-@register_fake("kgen::fused_add_rmsnorm_quant_static")
-def _fused_add_rmsnorm_quant_static(x, residual, weight, scale, eps=1e-6):
-    return _like(x, _F8)
-
-
-@register_fake("kgen::fused_add_rmsnorm_quant_dynamic")
-def _fused_add_rmsnorm_quant_dynamic(x, residual, weight, scale_ub=None,
-                                     eps=1e-6):
-    return _like(x, _F8), _like(x, torch.float32, last=1)
-
-
-@register_fake("kgen::rmsnorm_quant_int8_static")
-def _rmsnorm_quant_int8_static(x, weight, scale, eps=1e-6):
-    return _like(x, _I8)
-
-
-@register_fake("kgen::rmsnorm_quant_int8_dynamic")
-def _rmsnorm_quant_int8_dynamic(x, weight, eps=1e-6):
-    return _like(x, _I8), _like(x, torch.float32, last=1)
-
-
-@register_fake("kgen::fused_add_rmsnorm_quant_int8_static")
-def _fused_add_rmsnorm_quant_int8_static(x, residual, weight, scale,
-                                         eps=1e-6):
-    return _like(x, _I8)
-
-
-@register_fake("kgen::fused_add_rmsnorm_quant_int8_dynamic")
-def _fused_add_rmsnorm_quant_int8_dynamic(x, residual, weight, eps=1e-6):
-    return _like(x, _I8), _like(x, torch.float32, last=1)
-
-
-@register_fake("kgen::quant_int8_static")
-def _quant_int8_static(x, scale):
-    return _like(x, _I8)
-
-
-@register_fake("kgen::quant_int8_dynamic")
-def _quant_int8_dynamic(x):
-    return _like(x, _I8), _like(x, torch.float32, last=1)
+for _name, _dtype, _scales in (
+        ("rmsnorm_quant_static", _F8, False),
+        ("rmsnorm_quant_dynamic", _F8, True),
+        ("fused_add_rmsnorm_quant_static", _F8, False),
+        ("fused_add_rmsnorm_quant_dynamic", _F8, True),
+        ("rmsnorm_quant_int8_static", _I8, False),
+        ("rmsnorm_quant_int8_dynamic", _I8, True),
+        ("fused_add_rmsnorm_quant_int8_static", _I8, False),
+        ("fused_add_rmsnorm_quant_int8_dynamic", _I8, True),
+        ("quant_int8_static", _I8, False),
+        ("quant_int8_dynamic", _I8, True)):
+    register_fake(f"kgen::{_name}")(_quantized(_dtype, _scales))
 
 
 def _group_quant(dtype):
