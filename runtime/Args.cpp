@@ -278,11 +278,12 @@ private:
         });
     }
     if (v.heldChunks == 1 &&
-        launchThreads(v, domainLength(b)) > kMaxOneChunkThreads)
+        launchThreads(v, domainLength(b)) > spec.policy.maxOneChunkThreads)
       return reject([&] {
         return "rows of " + std::to_string(domainLength(b)) +
                " elements need more than " +
-               std::to_string(kMaxOneChunkThreads) + " threads of 1 chunk";
+               std::to_string(spec.policy.maxOneChunkThreads) +
+               " threads of 1 chunk";
       });
     if (v.heldChunks > 0) {
       int64_t len = domainLength(b);
@@ -316,17 +317,17 @@ private:
   }
 
   /// Among the launch_threads variants from `first` on that fit, the one of
-  /// one chunk a thread (rows of up to kMaxOneChunkThreads chunks share
+  /// one chunk a thread (rows of up to max_one_chunk_threads chunks share
   /// blocks; the others take one row a block, slow on many short rows),
   /// else the one whose threads leave the fewest chunk slots idle, then the
-  /// fewest threads past 256 (more rows per SM; past 128 from 8192 rows, as
+  /// fewest threads past the policy's heldThreadsFor (more rows per SM, as
   /// the specialized kernels' `_vec_rows`), then nearest 4 chunks a thread
   /// (what the specialized kernels hold), then the first listed
   /// (`_vec_hold4` before `_vec_hold4_wide`)
   /// (bench/results/launch-decisions.md).
   size_t bestHeld(size_t first, const BoundArgs &b) const {
     int64_t len = domainLength(b);
-    int64_t most = launch::heldThreadsFor(b.rows);
+    int64_t most = spec.policy.heldThreadsFor(b.rows);
     auto key = [&](const Variant &v) {
       int64_t threads = launchThreads(v, len);
       return std::make_tuple(v.heldChunks != 1, launchIdleSlots(v, len),
@@ -377,7 +378,8 @@ int64_t placeRows(const Spec &spec, BoundArgs &bound, int multiprocessors) {
   case LaunchRule::RowsPerBlock:
   case LaunchRule::LaunchRowsPerBlock:
   case LaunchRule::DomainRange:
-    perBlock = launchRowsPerBlock(v, length, rows, multiprocessors);
+    perBlock =
+        launchRowsPerBlock(v, spec.policy, length, rows, multiprocessors);
     threads = v.block / v.rowsPerBlock * perBlock;
     break;
   case LaunchRule::LaunchThreads:
@@ -385,7 +387,7 @@ int64_t placeRows(const Spec &spec, BoundArgs &bound, int multiprocessors) {
     break;
   case LaunchRule::LaunchThreadsRows:
     std::tie(threads, perBlock) =
-        launchedRowsBlock(v, length, rows, multiprocessors);
+        launchedRowsBlock(v, spec.policy, length, rows, multiprocessors);
     y = perBlock;
     break;
   }

@@ -228,13 +228,36 @@ public:
       return r.fail("", "'hash' must be a non-empty hex string");
     if (!r.getBool(root, "", "grid_dependency", spec.gridDependency))
       return false;
-    return parseDims(root) && parseParams(root) && parseDomain(root) &&
-           parseVariants(root);
+    return parseDims(root) && parseLaunchPolicy(root) && parseParams(root) &&
+           parseDomain(root) && parseVariants(root);
   }
 
 private:
   Spec &spec;
   SpecReader r;
+
+  /// Optional, as each of its fields (a spec of an older kgen, or written by
+  /// hand): what is absent takes the defaults kgen compiled with.
+  bool parseLaunchPolicy(const Value &root) {
+    const Value *policy;
+    if (!r.getObject(root, "", "launch_policy", policy))
+      return false;
+    for (const auto &[key, value] : policy->object) {
+      const launch::LaunchPolicyField *f = nullptr;
+      for (const auto &field : launch::kLaunchPolicyFields)
+        if (key == field.name)
+          f = &field;
+      if (!f)
+        return r.fail("launch_policy", "unknown field '" + key + "'");
+      if (!r.checkInt(value, "launch_policy", key, 1, f->most,
+                      spec.policy.*f->field))
+        return false;
+    }
+    if (const char *bad = spec.policy.invalidField())
+      return r.fail("launch_policy",
+                    "'" + std::string(bad) + "' must be a power of two");
+    return true;
+  }
 
   bool parseDims(const Value &root) {
     const Value *dims;
@@ -677,36 +700,35 @@ static int64_t spreadRows(int64_t perBlock, int64_t rows, int64_t tiles,
   return perBlock;
 }
 
-std::pair<int64_t, int64_t> launchedRowsBlock(const Variant &v, int64_t length,
-                                              int64_t rows,
-                                              int multiprocessors) {
+std::pair<int64_t, int64_t>
+launchedRowsBlock(const Variant &v, const launch::LaunchPolicy &policy,
+                  int64_t length, int64_t rows, int multiprocessors) {
   int64_t nvec = ceilDiv(length, v.chunkElements);
   // A short row takes a thread a chunk (held, or re-read in one step a
-  // pass); a long one up to 8 chunks a thread a pass, over more threads
-  // (bench/results/launch-decisions.md).
+  // pass); a long one up to reread_chunks chunks a thread a pass, over more
+  // threads (bench/results/launch-decisions.md).
   int64_t threads =
       v.heldChunks == 1 || nvec <= 32
           ? pow2AtLeast(nvec)
-          : std::clamp<int64_t>(pow2AtLeast(ceilDiv(nvec, 8)), 32, v.block);
-  // As the specialized kernels take them (kgen::launch), but up to the
-  // variant's block.
+          : std::clamp<int64_t>(pow2AtLeast(ceilDiv(nvec, policy.rereadChunks)),
+                                32, v.block);
+  // As the specialized kernels take them, but up to the variant's block.
   int64_t perBlock = threads < 32
-                         ? launch::kRowsBlock / threads
-                         : std::max(ceilDiv(launch::kMinBlockThreads, threads),
-                                    ceilDiv(launch::kMinBlockChunks, nvec));
+                         ? std::max<int64_t>(1, policy.rowsBlock / threads)
+                         : policy.launchedRowsFor(threads, nvec);
   perBlock = std::clamp<int64_t>(v.block / threads, 1, perBlock);
   return {threads, spreadRows(perBlock, rows, 1, multiprocessors)};
 }
 
-int64_t launchRowsPerBlock(const Variant &v, int64_t length, int64_t rows,
-                           int multiprocessors) {
+int64_t launchRowsPerBlock(const Variant &v, const launch::LaunchPolicy &policy,
+                           int64_t length, int64_t rows, int multiprocessors) {
   if (!v.launchRowsPerBlock)
     return v.rowsPerBlock;
   int64_t perBlock = v.launchRowsPerBlock;
   if (v.maxDomain) // as the specialized kernel of this length
     perBlock = std::clamp<int64_t>(
-        launch::launchedRowsFor(v.block / v.rowsPerBlock,
-                                ceilDiv(length, v.chunkElements)),
+        policy.launchedRowsFor(v.block / v.rowsPerBlock,
+                               ceilDiv(length, v.chunkElements)),
         1, perBlock);
   return spreadRows(perBlock, rows, v.tiles, multiprocessors);
 }

@@ -79,7 +79,7 @@ struct Variant {
   int64_t exactDomain = 0;
   /// maxDomain > 0: only for rows of minDomain to maxDomain elements (Spec::
   /// domain, whole chunks of chunkElements), held a warp a row; a block
-  /// takes launch::launchedRowsFor rows, at most launchRowsPerBlock.
+  /// takes LaunchPolicy::launchedRowsFor rows, at most launchRowsPerBlock.
   int64_t minDomain = 0;
   int64_t maxDomain = 0;
   /// > 0: only for launches of at least this many rows.
@@ -95,14 +95,12 @@ struct Variant {
   bool launchThreads = false;
   /// > 1: the row is held in up to this many chunks per thread, over the
   /// fewest whole warps that hold it, one row a block (see launchThreads).
-  /// 1: a chunk a thread, rows of at most kMaxOneChunkThreads chunks; 0: the
+  /// 1: a chunk a thread, rows of at most max_one_chunk_threads chunks; 0: the
   /// row is re-read. These two take a block of x threads a row by y rows, x
   /// * y at most `block` (see launchedRowsBlock).
   int64_t heldChunks = 0;
   int64_t chunkElements = 0;
 };
-
-using launch::kMaxOneChunkThreads;
 
 /// How a launch sizes a variant's grid and block: the spec's "launch":
 /// {"rule": NAME}, formulas in docs/launching.md.
@@ -157,15 +155,16 @@ int64_t launchThreads(const Variant &v, int64_t length);
 /// Chunk slots those threads leave idle.
 int64_t launchIdleSlots(const Variant &v, int64_t length);
 /// Rows each block of a launch of `rows` rows of `length` elements holds, on
-/// a device of `multiprocessors` (0: unknown).
-int64_t launchRowsPerBlock(const Variant &v, int64_t length, int64_t rows,
-                           int multiprocessors);
+/// a device of `multiprocessors` (0: unknown), by the spec's `policy`.
+int64_t launchRowsPerBlock(const Variant &v, const launch::LaunchPolicy &policy,
+                           int64_t length, int64_t rows, int multiprocessors);
 /// The block (threads a row, rows) a launch_threads variant of at most one
 /// chunk a thread (held or re-read) takes for `rows` rows of `length`
-/// elements, on a device of `multiprocessors` (0: unknown).
-std::pair<int64_t, int64_t> launchedRowsBlock(const Variant &v, int64_t length,
-                                              int64_t rows,
-                                              int multiprocessors);
+/// elements, on a device of `multiprocessors` (0: unknown), by the spec's
+/// `policy`.
+std::pair<int64_t, int64_t>
+launchedRowsBlock(const Variant &v, const launch::LaunchPolicy &policy,
+                  int64_t length, int64_t rows, int multiprocessors);
 
 struct Spec {
   int version = 0;
@@ -180,6 +179,9 @@ struct Spec {
   /// Variant::exactDomain).
   RowLength domain;
   bool hasDomain = false;
+  /// The policy the kernel was compiled by ("launch_policy"; absent fields
+  /// take the defaults): launches the runtime shapes follow it.
+  launch::LaunchPolicy policy;
   /// Every entry waits for the kernels before it (griddepcontrol.wait)
   /// before touching memory: it may be launched as a programmatic dependent.
   bool gridDependency = false;

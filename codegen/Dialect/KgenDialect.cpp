@@ -2,6 +2,7 @@
 #include "codegen/Dialect/KgenOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
@@ -44,7 +45,8 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    int64_t rowsPerBlock, int64_t chunks,
                                    bool reread, int64_t tiles,
                                    bool launchThreads,
-                                   int64_t launchRowsPerBlock, bool cluster) {
+                                   int64_t launchRowsPerBlock, bool cluster,
+                                   int64_t maxRegisters, bool busyRow) {
   if (vector < 1 || vector > 16)
     return emitError() << "vector must be in [1, 16], got " << vector;
   if (threadsPerRow < 1 || threadsPerRow > 1024 ||
@@ -91,5 +93,56 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           "rows_per_block = 1, launchThreads = false, reread = "
                           "false, chunks >= 1), got tiles = "
                        << tiles;
+  if (maxRegisters < 0 || maxRegisters > 255)
+    return emitError() << "maxRegisters must be in [0, 255] (0: not decided), "
+                          "got "
+                       << maxRegisters;
+  if (busyRow && !maxRegisters)
+    return emitError() << "busyRow needs a register cap (maxRegisters > 0)";
   return success();
+}
+
+LaunchPolicyAttr LaunchPolicyAttr::get(MLIRContext *ctx,
+                                       const ::kgen::launch::LaunchPolicy &p) {
+  Builder b(ctx);
+  SmallVector<NamedAttribute> fields;
+  for (const auto &f : ::kgen::launch::kLaunchPolicyFields)
+    fields.push_back(b.getNamedAttr(f.name, b.getI64IntegerAttr(p.*f.field)));
+  return get(ctx, b.getDictionaryAttr(fields));
+}
+
+::kgen::launch::LaunchPolicy LaunchPolicyAttr::getPolicy() const {
+  ::kgen::launch::LaunchPolicy p;
+  for (const auto &f : ::kgen::launch::kLaunchPolicyFields)
+    if (auto v = getFields().getAs<IntegerAttr>(f.name))
+      p.*f.field = v.getInt();
+  return p;
+}
+
+LogicalResult
+LaunchPolicyAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                         DictionaryAttr fields) {
+  ::kgen::launch::LaunchPolicy p;
+  for (const auto &f : ::kgen::launch::kLaunchPolicyFields) {
+    auto v = fields.getAs<IntegerAttr>(f.name);
+    if (!v)
+      return emitError() << "launch_policy needs an integer '" << f.name << "'";
+    p.*f.field = v.getInt();
+  }
+  if (fields.size() != std::size(::kgen::launch::kLaunchPolicyFields))
+    return emitError() << "launch_policy has fields it does not know";
+  if (const char *bad = p.invalidField())
+    return emitError() << "launch_policy's '" << bad
+                       << "' is out of range (thread counts: powers of two "
+                          "up to 1024; others positive)";
+  return success();
+}
+
+::kgen::launch::LaunchPolicy mlir::kgen::getLaunchPolicy(Operation *op) {
+  ModuleOp module =
+      isa<ModuleOp>(op) ? cast<ModuleOp>(op) : op->getParentOfType<ModuleOp>();
+  if (module)
+    if (auto attr = module->getAttrOfType<LaunchPolicyAttr>(kLaunchPolicyAttr))
+      return attr.getPolicy();
+  return {};
 }

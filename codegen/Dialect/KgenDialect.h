@@ -6,6 +6,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
+#include "runtime/LaunchPolicy.h"
 
 #include "codegen/Dialect/KgenDialect.h.inc"
 #include "codegen/Dialect/KgenEnums.h.inc"
@@ -19,6 +20,12 @@
 namespace mlir::kgen {
 /// The element type of a !kgen.rows/vector/scalars type; null otherwise.
 Type getTensorElementType(Type t);
+
+/// The module attribute kgen-launch-policy sets.
+inline constexpr llvm::StringLiteral kLaunchPolicyAttr = "kgen.launch_policy";
+/// The launch policy of `op`'s module: its kgen.launch_policy, else the
+/// defaults (a module that skipped kgen-launch-policy, as in a lit test).
+::kgen::launch::LaunchPolicy getLaunchPolicy(Operation *op);
 } // namespace mlir::kgen
 
 #endif // KGEN_CODEGEN_DIALECT_KGENDIALECT_H

@@ -73,7 +73,10 @@ def Kgen_ScheduleAttr : AttrDef<Kgen_Dialect, "Schedule"> {
     `cluster`: the `tiles` blocks of a row (2 to 8, one row each) form a
     thread-block cluster (sm_90 and newer) and combine the row's reductions
     through distributed shared memory, so that a reduction over a long row
-    spreads over several SMs.
+    spreads over several SMs. `maxRegisters` (kgen-occupancy; 0: not yet
+    decided): the registers a thread may take (`.maxnreg`). `busyRow`: the
+    row is held under a cap for three blocks an SM, which the lowering
+    meets by recomputing values after each barrier rather than keeping them.
   }];
   let parameters = (ins "int64_t":$vector, "int64_t":$threadsPerRow,
                         "int64_t":$rowsPerBlock, "int64_t":$chunks,
@@ -81,9 +84,31 @@ def Kgen_ScheduleAttr : AttrDef<Kgen_Dialect, "Schedule"> {
                         DefaultValuedParameter<"int64_t", "1">:$tiles,
                         DefaultValuedParameter<"bool", "false">:$launchThreads,
                         DefaultValuedParameter<"int64_t", "0">:$launchRowsPerBlock,
-                        DefaultValuedParameter<"bool", "false">:$cluster);
+                        DefaultValuedParameter<"bool", "false">:$cluster,
+                        DefaultValuedParameter<"int64_t", "0">:$maxRegisters,
+                        DefaultValuedParameter<"bool", "false">:$busyRow);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
+}
+
+def Kgen_LaunchPolicyAttr : AttrDef<Kgen_Dialect, "LaunchPolicy"> {
+  let mnemonic = "launch_policy";
+  let summary = "The block shapes a module's kernels launch with";
+  let description = [{
+    The `kgen::launch::LaunchPolicy` (runtime/LaunchPolicy.h) that
+    kgen-make-variants and kgen-schedule follow, set on the module by
+    kgen-launch-policy. The spec records it, and the runtime launches the
+    kernels whose shape is chosen at launch by it. `fields` holds every
+    field, by its spec name, as an i64.
+  }];
+  let parameters = (ins "::mlir::DictionaryAttr":$fields);
+  let assemblyFormat = "`<` $fields `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    static LaunchPolicyAttr get(::mlir::MLIRContext *ctx,
+                                const ::kgen::launch::LaunchPolicy &policy);
+    ::kgen::launch::LaunchPolicy getPolicy() const;
+  }];
 }
 
 #endif // KGEN_DIALECT_TD

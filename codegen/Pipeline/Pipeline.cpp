@@ -94,6 +94,9 @@ LogicalResult addKgenStage(OpPassManager &pm, const Arch &arch,
                            std::set<std::string> &tuned, std::string &error) {
   const TargetCaps &caps = arch.caps;
   pm.addPass(mlir::kgen::createKgenFastMath());
+  if (failed(add(pm, mlir::kgen::createKgenLaunchPolicy(), {}, profile, tuned,
+                 error)))
+    return failure();
   if (failed(add(pm, mlir::kgen::createKgenMakeVariants(),
                  {{"clusters", flag(caps.clusters)}}, profile, tuned, error)))
     return failure();
@@ -107,6 +110,10 @@ LogicalResult addKgenStage(OpPassManager &pm, const Arch &arch,
                  profile, tuned, error)))
     return failure();
   pm.addPass(mlir::kgen::createKgenVectorize());
+  if (failed(add(pm, mlir::kgen::createKgenOccupancy(),
+                 {{"registers-per-sm", std::to_string(caps.registersPerSM)}},
+                 profile, tuned, error)))
+    return failure();
   return success();
 }
 
@@ -116,9 +123,8 @@ LogicalResult addGpuStage(OpPassManager &pm, const Arch &arch,
                           std::set<std::string> &tuned, std::string &error) {
   const TargetCaps &caps = arch.caps;
   if (failed(add(pm, mlir::kgen::createKgenLowerToGPU(),
-                 {{"prefetch", flag(caps.gridDependency)},
-                  {"registers-per-sm", std::to_string(caps.registersPerSM)}},
-                 profile, tuned, error)))
+                 {{"prefetch", flag(caps.gridDependency)}}, profile, tuned,
+                 error)))
     return failure();
   mlir::kgen::KgenExpandFP8Options fp8;
   fp8.native = caps.fp8Convert;

@@ -138,7 +138,10 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
                                   {"threads_per_row", s.getThreadsPerRow()},
                                   {"chunks", s.getChunks()},
                                   {"tiles", s.getTiles()},
-                                  {"reread", s.getReread()}}}};
+                                  {"reread", s.getReread()},
+                                  {"max_registers", s.getMaxRegisters()}}}};
+    if (s.getBusyRow())
+      variant.getObject("schedule")->insert({"busy_row", true});
     if (auto n = kop->getAttrOfType<IntegerAttr>(mlir::kgen::kExactDomainAttr))
       variant["exact_domain"] = n.getInt();
     if (auto most =
@@ -174,7 +177,14 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
                     {"domain", lenJson(k.domain)},
                     {"params", std::move(params)},
                     {"variants", std::move(variants)}};
-  // Which tuning profile made it: for the record (the runtime reads none).
+  // The launch policy the variants were made and scheduled by: the runtime
+  // shapes the launches it chooses by the same one.
+  json::Object policy;
+  ::kgen::launch::LaunchPolicy p = mlir::kgen::getLaunchPolicy(scheduled);
+  for (const auto &f : ::kgen::launch::kLaunchPolicyFields)
+    policy[f.name] = p.*f.field;
+  spec["launch_policy"] = std::move(policy);
+  // Which tuning profile made it: for the record.
   const Arch *arch = findArch(opts.arch);
   if (opts.profile)
     spec["profile"] = opts.profile->name;

@@ -109,6 +109,7 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
   }
 
   void runOnOperation() override {
+    const ::kgen::launch::LaunchPolicy policy = getLaunchPolicy(getOperation());
     SmallVector<KernelOp> kernels(getOperation().getOps<KernelOp>());
     for (KernelOp k : kernels) {
       if (k->hasAttr(kVariantAttr))
@@ -126,12 +127,13 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
           if (canHold(probe, c, maxHeldElements))
             held.push_back(c);
         bool holdOne = canHold(probe, 1, maxHeldElements);
-        bool holdWarp =
-            canHold(probe, ::kgen::launch::kWarpRowChunks, maxHeldElements);
+        // Only when the warp's range of rows is not empty.
+        bool holdWarp = policy.maxOneChunkThreads < 32 * policy.warpRowChunks &&
+                        canHold(probe, policy.warpRowChunks, maxHeldElements);
         probe.erase();
         int64_t vec = chunkVector(k);
         // Rows longer than `_vec_hold1` takes, up to a warp's
-        // kWarpRowChunks chunks a lane, on many rows: a warp a row, several
+        // warp-row-chunks chunks a lane, on many rows: a warp a row, several
         // rows a block. `_vec_hold2` and `_vec_hold4` take one row a block
         // of one or two warps, which on many short rows runs at the rate the
         // GPU starts blocks; on few rows `_vec_warp` lost, so it starts at
@@ -141,12 +143,11 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
           warp.setSymName((name + "_vec_warp").str());
           assume(warp, 16, 16);
           warp->setAttr(kVariantAttr, b.getStringAttr("vec"));
-          warp->setAttr(kMinDomainAttr,
-                        b.getI64IntegerAttr(
-                            (::kgen::launch::kMaxOneChunkThreads + 1) * vec));
           warp->setAttr(
-              kMaxDomainAttr,
-              b.getI64IntegerAttr(32 * ::kgen::launch::kWarpRowChunks * vec));
+              kMinDomainAttr,
+              b.getI64IntegerAttr((policy.maxOneChunkThreads + 1) * vec));
+          warp->setAttr(kMaxDomainAttr,
+                        b.getI64IntegerAttr(32 * policy.warpRowChunks * vec));
           warp->setAttr(kMinRowsAttr, b.getI64IntegerAttr(warpMinRows));
         }
         // Before the others: the runtime takes the first variant that fits.
@@ -161,7 +162,7 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
           exact->setAttr(kVariantAttr, b.getStringAttr("vec"));
           exact->setAttr(kExactDomainAttr, b.getI64IntegerAttr(n));
         }
-        // Short rows (kgen::launch::kMaxOneChunkThreads chunks at most), a
+        // Short rows (the policy's max-one-chunk-threads chunks at most), a
         // chunk a thread, several rows a block (the re-read `_vec` read them
         // twice, `_vec_hold2` took one row of a warp a block).
         if (holdOne)
@@ -221,8 +222,7 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
         rows.setSymName((name + "_vec_rows").str());
         assume(rows, 16, 16);
         rows->setAttr(kVariantAttr, b.getStringAttr("vec"));
-        rows->setAttr(kMinRowsAttr,
-                      b.getI64IntegerAttr(::kgen::launch::kManyRows));
+        rows->setAttr(kMinRowsAttr, b.getI64IntegerAttr(policy.manyRows));
       }
       b.setInsertionPointAfter(k);
       auto fallback = cast<KernelOp>(b.clone(*k));

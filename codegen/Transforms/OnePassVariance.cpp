@@ -72,7 +72,8 @@ Value mlir::kgen::varianceInput(ReduceOp r) {
 
 namespace {
 
-struct OnePassVariance : kgen::impl::KgenOnePassVarianceBase<OnePassVariance> {
+struct OnePassVariance
+    : ::mlir::kgen::impl::KgenOnePassVarianceBase<OnePassVariance> {
   void runOnOperation() override {
     getOperation().walk([](KernelOp k) {
       if (!k->hasAttr(kMaxRowsAttr))

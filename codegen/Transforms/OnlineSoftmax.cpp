@@ -49,7 +49,8 @@ Value mlir::kgen::expSumInput(ReduceOp r) {
 
 namespace {
 
-struct OnlineSoftmax : kgen::impl::KgenOnlineSoftmaxBase<OnlineSoftmax> {
+struct OnlineSoftmax
+    : ::mlir::kgen::impl::KgenOnlineSoftmaxBase<OnlineSoftmax> {
   void runOnOperation() override {
     getOperation().walk([](KernelOp k) {
       if (!k->hasAttr(kMaxRowsAttr))

@@ -88,6 +88,13 @@ SmallVector<LoadOp> widerSharedLoads(KernelOp kernel, int64_t &heldBytes);
 /// width in loads of the held rows' width.
 int64_t heldLoadCount(KernelOp kernel);
 
+/// 32-bit registers that `elements` elements of `l`'s tensor take as loaded.
+int64_t loadedWords(LoadOp l, int64_t elements);
+
+/// Whether every one of `loads` moves more than one element per access (the
+/// `_vec` variants; the `_any` fallback accesses elements one by one).
+bool allVectorized(ArrayRef<LoadOp> loads);
+
 /// Whether `kernel` reads rows chosen by another index (kgen.group, heads,
 /// gather).
 bool readsMappedRows(KernelOp kernel);

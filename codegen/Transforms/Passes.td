@@ -41,6 +41,46 @@ def KgenOnlineSoftmax : Pass<"kgen-online-softmax", "ModuleOp"> {
   let dependentDialects = ["::mlir::kgen::KgenDialect"];
 }
 
+def KgenLaunchPolicy : Pass<"kgen-launch-policy", "ModuleOp"> {
+  let summary = "Set the launch policy the schedule and the runtime share";
+  let description = [{
+    Sets the module's `kgen.launch_policy` from the options (each a field of
+    `kgen::launch::LaunchPolicy`, runtime/LaunchPolicy.h, whose defaults they
+    take). kgen-make-variants and kgen-schedule read it; the spec records it,
+    and the runtime shapes the launches it chooses by it. A profile sets the
+    options as any pass's (codegen/Profiles).
+  }];
+  let options = [
+    Option<"rowsBlock", "rows-block", "int64_t",
+           "::kgen::launch::LaunchPolicy{}.rowsBlock",
+           "Threads a block of rows with reductions is packed into">,
+    Option<"minBlockThreads", "min-block-threads", "int64_t",
+           "::kgen::launch::LaunchPolicy{}.minBlockThreads",
+           "The fewest threads a block of whole-warp rows takes">,
+    Option<"minBlockChunks", "min-block-chunks", "int64_t",
+           "::kgen::launch::LaunchPolicy{}.minBlockChunks",
+           "...and the fewest chunks its rows hold">,
+    Option<"maxOneChunkThreads", "max-one-chunk-threads", "int64_t",
+           "::kgen::launch::LaunchPolicy{}.maxOneChunkThreads",
+           "The most threads of a row held a chunk a thread (`_vec_hold1`)">,
+    Option<"warpRowChunks", "warp-row-chunks", "int64_t",
+           "::kgen::launch::LaunchPolicy{}.warpRowChunks",
+           "Chunks a lane of `_vec_warp` holds">,
+    Option<"manyRows", "many-rows", "int64_t",
+           "::kgen::launch::LaunchPolicy{}.manyRows",
+           "Rows from which `_vec_rows` is launched">,
+    Option<"manyRowsThreads", "many-rows-threads", "int64_t",
+           "::kgen::launch::LaunchPolicy{}.manyRowsThreads",
+           "The most threads a row takes on many rows">,
+    Option<"maxThreadsPerRow", "max-threads-per-row", "int64_t",
+           "::kgen::launch::LaunchPolicy{}.maxThreadsPerRow",
+           "...and on fewer rows">,
+    Option<"rereadChunks", "reread-chunks", "int64_t",
+           "::kgen::launch::LaunchPolicy{}.rereadChunks",
+           "Chunks a thread takes a pass over a re-read row the launch shapes">
+  ];
+}
+
 def KgenMakeVariants : Pass<"kgen-make-variants", "ModuleOp"> {
   let summary = "Clone each kernel into an aligned and a fallback variant";
   let description = [{
@@ -163,27 +203,19 @@ def KgenVectorize : Pass<"kgen-vectorize", "ModuleOp"> {
   }];
 }
 
-def KgenLowerToGPU : Pass<"kgen-lower-to-gpu", "ModuleOp"> {
-  let summary = "Lower scheduled row programs to gpu.func kernels";
+def KgenOccupancy : Pass<"kgen-occupancy", "ModuleOp"> {
+  let summary = "Cap each kernel's registers for the blocks an SM keeps";
   let description = [{
-    Each kernel becomes a `gpu.func` in `gpu.module @kgen`: thread i of a
-    row handles chunks i, i + threads_per_row, ... of the row; loads and
-    stores become `llvm.load`/`llvm.store` of `vector_width` elements (with a
-    masked tail); reductions are per-thread, then warp shuffles, then shared
-    memory across the warps of a row. A `launchThreads` schedule takes its
-    threads from the launched block (`nvvm.maxntid` bounds them) and masks
-    each thread's last chunk as a whole. A block of several rows reads how
-    many it holds from its size (`nvvm.maxntid` bounds it), so that the
-    launch may give it fewer. Parameters are raw pointers, row
-    strides (elements), scalars, dynamic dims and the row count; the order is
-    recorded in the `kgen.abi` attribute for the spec. With `busy-rows`, a
-    long bf16 row of a kernel with a second reduction level or a narrower
-    output is held under a register cap for three blocks an SM.
+    Sets each scheduled kernel's `maxRegisters` (the `.maxnreg` its function
+    gets) and `busyRow` in its `#kgen.schedule`, from the row it holds and
+    its block: enough registers for the held row, and no more than keeps
+    the resident threads the options name. With `busy-rows`, a long bf16
+    row of a kernel with a second reduction level or a narrower output is
+    held under a cap for three blocks an SM. Runs after kgen-vectorize (a
+    row held in vectors takes its cap; one accessed element by element
+    does not).
   }];
   let options = [
-    Option<"prefetch", "prefetch", "bool", "false",
-           "Prefetch a held row's lines to L2 before any memory access (for "
-           "kernels that wait on the grids before them)">,
     Option<"registersPerSM", "registers-per-sm", "int64_t", "65536",
            "Registers of an SM (the target's)">,
     // Tuning (a profile sets these; codegen/Profiles).
@@ -193,22 +225,6 @@ def KgenLowerToGPU : Pass<"kgen-lower-to-gpu", "ModuleOp"> {
            "Count rows loaded late (chosen per group of rows, or in a "
            "cluster) in the register cap of wide blocks (sm_100: ptxas "
            "spilled without them)">,
-    Option<"prefetchAhead", "prefetch-ahead", "bool", "false",
-           "Once a held row's loads are issued, prefetch a later block's row "
-           "to L2 (measured on sm_90)">,
-    Option<"clusterPreloadChunks", "cluster-preload-chunks", "int64_t", "2",
-           "Chunks a thread of a cluster holds up to which it loads every "
-           "row with the reductions'">,
-    Option<"prefetchChunks", "prefetch-chunks", "int64_t", "4",
-           "Chunks a thread holds up to which it prefetches its own chunks' "
-           "lines">,
-    Option<"prefetchBlocks", "prefetch-blocks", "int64_t", "256",
-           "The largest grid whose every block prefetches">,
-    Option<"prefetchAheadBytes", "prefetch-ahead-bytes", "int64_t",
-           "6291456", "How far ahead, in bytes of row inputs, prefetch-ahead "
-           "reaches">,
-    Option<"prefetchAheadMinRows", "prefetch-ahead-min-rows", "int64_t",
-           "1024", "Rows a grid needs for prefetch-ahead">,
     Option<"minResidentThreads", "min-resident-threads", "int64_t", "512",
            "Threads an SM keeps resident under the register cap">,
     Option<"rereadResidentThreads", "reread-resident-threads", "int64_t",
@@ -229,7 +245,47 @@ def KgenLowerToGPU : Pass<"kgen-lower-to-gpu", "ModuleOp"> {
     Option<"registersBesideRow", "registers-beside-row", "int64_t", "24",
            "Registers a wide block's thread needs besides its row's words">,
     Option<"widestHeldThreads", "widest-held-threads", "int64_t", "448",
-           "Threads of the `_vec_hold4_wide` block two of which an SM keeps">,
+           "Threads of the `_vec_hold4_wide` block two of which an SM keeps">
+  ];
+}
+
+def KgenLowerToGPU : Pass<"kgen-lower-to-gpu", "ModuleOp"> {
+  let summary = "Lower scheduled row programs to gpu.func kernels";
+  let description = [{
+    Each kernel becomes a `gpu.func` in `gpu.module @kgen`: thread i of a
+    row handles chunks i, i + threads_per_row, ... of the row; loads and
+    stores become `llvm.load`/`llvm.store` of `vector_width` elements (with a
+    masked tail); reductions are per-thread, then warp shuffles, then shared
+    memory across the warps of a row. A `launchThreads` schedule takes its
+    threads from the launched block (`nvvm.maxntid` bounds them) and masks
+    each thread's last chunk as a whole. A block of several rows reads how
+    many it holds from its size (`nvvm.maxntid` bounds it), so that the
+    launch may give it fewer. Parameters are raw pointers, row
+    strides (elements), scalars, dynamic dims and the row count; the order is
+    recorded in the `kgen.abi` attribute for the spec. Each function takes
+    the register cap its schedule names (kgen-occupancy).
+  }];
+  let options = [
+    Option<"prefetch", "prefetch", "bool", "false",
+           "Prefetch a held row's lines to L2 before any memory access (for "
+           "kernels that wait on the grids before them)">,
+    // Tuning (a profile sets these; codegen/Profiles).
+    Option<"prefetchAhead", "prefetch-ahead", "bool", "false",
+           "Once a held row's loads are issued, prefetch a later block's row "
+           "to L2 (measured on sm_90)">,
+    Option<"clusterPreloadChunks", "cluster-preload-chunks", "int64_t", "2",
+           "Chunks a thread of a cluster holds up to which it loads every "
+           "row with the reductions'">,
+    Option<"prefetchChunks", "prefetch-chunks", "int64_t", "4",
+           "Chunks a thread holds up to which it prefetches its own chunks' "
+           "lines">,
+    Option<"prefetchBlocks", "prefetch-blocks", "int64_t", "256",
+           "The largest grid whose every block prefetches">,
+    Option<"prefetchAheadBytes", "prefetch-ahead-bytes", "int64_t",
+           "6291456", "How far ahead, in bytes of row inputs, prefetch-ahead "
+           "reaches">,
+    Option<"prefetchAheadMinRows", "prefetch-ahead-min-rows", "int64_t",
+           "1024", "Rows a grid needs for prefetch-ahead">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

@@ -151,3 +151,15 @@ int64_t mlir::kgen::chunkVector(KernelOp kernel) {
   });
   return 16 / (widest ? widest : widestShared);
 }
+
+int64_t mlir::kgen::loadedWords(LoadOp l, int64_t elements) {
+  return llvm::divideCeil(
+      elements *
+          getTensorElementType(l.getSource().getType()).getIntOrFloatBitWidth(),
+      32);
+}
+
+bool mlir::kgen::allVectorized(ArrayRef<LoadOp> loads) {
+  return llvm::all_of(
+      loads, [](LoadOp l) { return l.getVectorWidth().value_or(1) > 1; });
+}

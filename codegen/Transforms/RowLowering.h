@@ -26,13 +26,6 @@ struct Chunk {
   DenseMap<Value, Value> memo; ///< row value -> its vector for this chunk
 };
 
-/// Whether every one of `loads` moves more than one element per access (the
-/// `_vec` variants; the `_any` fallback accesses elements one by one).
-inline bool allVectorized(ArrayRef<LoadOp> loads) {
-  return llvm::all_of(
-      loads, [](LoadOp l) { return l.getVectorWidth().value_or(1) > 1; });
-}
-
 class RowLowering {
 public:
   RowLowering(OpBuilder &b, KernelOp kernel, gpu::GPUFuncOp func);

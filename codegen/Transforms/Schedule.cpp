@@ -27,14 +27,14 @@ namespace {
 // - split-target-min-chunks: a row that holds several rows (fused_add_rmsnorm:
 //   x and the residual) splits target-chunks between them, on rows this long
 //   (shorter ones were not measured) whose chunks a power of two of threads,
-//   at most kMaxThreadsPerRow, splits exactly (a masked last chunk counts:
-//   4095); an uneven split, or one held row and a weight, lost.
+//   at most the policy's max-threads-per-row, splits exactly (a masked last
+//   chunk counts: 4095); an uneven split, or one held row and a weight, lost.
 // - elementwise-block: a block's threads leave the SM together, so smaller
 //   blocks free their slots sooner for the next rows; blocks of 64 or fewer
 //   are limited by the rate blocks start.
 // - dynamic-threads: dynamic rows whose launch does not shape them: rows
 //   without reductions, the `_any` fallback, forced threads or rows.
-// - wide-row-threads: a row that reduces on fewer than kManyRows rows takes
+// - wide-row-threads: a row that reduces on fewer than many-rows rows takes
 //   up to this many threads (whole warps) before each holds more than
 //   target-chunks: half the registers a thread, twice the warps an SM for
 //   the same bytes in flight. Not softmax (its max, then sum of
@@ -49,17 +49,9 @@ namespace {
 //   bf16).
 // The measurements are in bench/results/schedule-thresholds.md.
 
-// Threads per block the row groups of kernels with reductions are packed
-// into, and a variant for many rows' threads a row (one row a block, up to
-// 8 chunks each): kgen::launch, shared with the runtime.
-constexpr int64_t kTargetBlock = ::kgen::launch::kRowsBlock;
-using ::kgen::launch::kManyRowsThreads;
-// The launch's rows a block (kgen::launch, shared with the runtime).
-constexpr int64_t kLaunchBlock = ::kgen::launch::kMinBlockThreads;
-constexpr int64_t kLaunchBlockChunks = ::kgen::launch::kMinBlockChunks;
-// At most kgen::launch::kMaxThreadsPerRow threads per row: more rows in
-// flight per SM matter more than fewer chunks per thread.
-using ::kgen::launch::kMaxThreadsPerRow;
+// The threads of a block of rows, of a row on many rows or fewer, and the
+// rows a block launches come from the module's launch policy
+// (kgen-launch-policy), which the runtime shares through the spec.
 // The most blocks a cluster takes (the portable cluster size).
 constexpr int64_t kMaxClusterBlocks = 8;
 
@@ -99,9 +91,11 @@ std::tuple<int64_t, int64_t, int64_t> tileRow(int64_t nvec, int64_t target,
 /// threads, then chunks nearest the target, at most `maxChunks` each
 /// (bench/results/schedule-thresholds.md).
 /// Returns (tpr, c), or nothing when no candidate leaves fewer idle.
+/// At most `cap` threads.
 std::optional<std::pair<int64_t, int64_t>> evenRow(int64_t nvec, int64_t tpr,
                                                    int64_t target, int64_t most,
-                                                   int64_t maxChunks) {
+                                                   int64_t maxChunks,
+                                                   int64_t cap) {
   int64_t idle = tpr * llvm::divideCeil(nvec, tpr) - nvec;
   if (idle == 0 || tpr < 32)
     return std::nullopt;
@@ -111,7 +105,7 @@ std::optional<std::pair<int64_t, int64_t>> evenRow(int64_t nvec, int64_t tpr,
   };
   for (int64_t c = 1; c <= maxChunks; ++c) {
     int64_t t = llvm::alignTo(llvm::divideCeil(nvec, c), 32);
-    if (t > 2 * kMaxThreadsPerRow || t * c - nvec >= idle)
+    if (t > cap || t * c - nvec >= idle)
       continue;
     if (!best || key(t, c) < key(best->first, best->second))
       best = std::make_pair(t, c);
@@ -120,18 +114,18 @@ std::optional<std::pair<int64_t, int64_t>> evenRow(int64_t nvec, int64_t tpr,
 }
 
 /// How a row of `nvec` chunks spreads over a cluster: (tiles, threads,
-/// chunks a thread), equal spans of whole warps, at most 256 threads each,
+/// chunks a thread), equal spans of whole warps, at most `maxThreads` each,
 /// so that no chunk needs a mask. The most tiles up to about `blockChunks`
 /// chunks a block; none when no 2 to kMaxClusterBlocks tiles split the row
 /// so (bf16 11008: 1376 chunks, 43 warps).
 std::optional<std::tuple<int64_t, int64_t, int64_t>>
-clusterSplit(int64_t nvec, int64_t blockChunks) {
+clusterSplit(int64_t nvec, int64_t blockChunks, int64_t maxThreads) {
   int64_t most = std::clamp<int64_t>(nvec / blockChunks, 2, kMaxClusterBlocks);
   for (int64_t tiles = most; tiles >= 2; --tiles) {
     if (nvec % tiles)
       continue;
     int64_t per = nvec / tiles;
-    int64_t c = llvm::divideCeil(per, kMaxThreadsPerRow);
+    int64_t c = llvm::divideCeil(per, maxThreads);
     if (per % (32 * c) == 0)
       return std::make_tuple(tiles, per / c, c);
   }
@@ -167,7 +161,10 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
                    ok(maxHeldChunks, 1, 64) && ok(clusterBlockChunks, 1));
   }
 
+  ::kgen::launch::LaunchPolicy policy;
+
   void runOnOperation() override {
+    policy = getLaunchPolicy(getOperation());
     // A cluster variant whose row splits unevenly would mask its chunks:
     // `_vec` serves those rows.
     for (KernelOp k :
@@ -176,7 +173,8 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
         std::optional<int64_t> length =
             getConstantIntValue(k.getDomainOp().getLength());
         if (!length ||
-            !clusterSplit(*length / chunkVector(k), clusterBlockChunks))
+            !clusterSplit(*length / chunkVector(k), clusterBlockChunks,
+                          policy.maxThreadsPerRow))
           k.erase();
       }
     bool ok = true;
@@ -230,14 +228,14 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     bool rolledFallback = variant && variant.getValue() == "any" && reduces;
     if (auto held = k->getAttrOfType<IntegerAttr>(kHeldChunksAttr)) {
       // One chunk a thread: x threads a row by y rows, a block of at most
-      // kTargetBlock, as the short rows of kernels of static length take.
-      int64_t block = held.getInt() == 1 ? kTargetBlock : maxHeldThreads;
+      // rows-block, as the short rows of kernels of static length take.
+      int64_t block = held.getInt() == 1 ? policy.rowsBlock : maxHeldThreads;
       if (auto most = k->getAttrOfType<IntegerAttr>(kHeldThreadsAttr))
         block = std::min(block, most.getInt());
       auto attr = ScheduleAttr::getChecked(
           [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
           vector, block, int64_t(1), held.getInt(), false, int64_t(1), true,
-          int64_t(0), false);
+          int64_t(0), false, int64_t(0), false);
       if (!attr)
         return failure();
       k.setScheduleAttr(attr);
@@ -247,10 +245,12 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       // Rows of whole chunks (kgen-make-variants checked) that split evenly
       // (checked above). The forced threads and rows do not apply: a block
       // of a cluster holds one row.
-      auto [tiles, t, c] = *clusterSplit(*length / vector, clusterBlockChunks);
+      auto [tiles, t, c] = *clusterSplit(*length / vector, clusterBlockChunks,
+                                         policy.maxThreadsPerRow);
       auto attr = ScheduleAttr::getChecked(
           [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
-          vector, t, int64_t(1), c, false, tiles, false, int64_t(0), true);
+          vector, t, int64_t(1), c, false, tiles, false, int64_t(0), true,
+          int64_t(0), false);
       if (!attr)
         return failure();
       k.setScheduleAttr(attr);
@@ -265,14 +265,14 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       if (!fewest)
         return k.emitOpError("has ")
                << kMaxDomainAttr << " but no " << kMinDomainAttr;
-      int64_t rows = ::kgen::launch::launchedRowsFor(
-          32, llvm::divideCeil(fewest.getInt(), vector));
+      int64_t rows =
+          policy.launchedRowsFor(32, llvm::divideCeil(fewest.getInt(), vector));
       auto attr = ScheduleAttr::getChecked(
           [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
-          vector, int64_t(32), kTargetBlock / 32,
+          vector, int64_t(32), policy.rowsBlock / 32,
           (int64_t)llvm::divideCeil(most.getInt(), 32 * vector), false,
-          int64_t(1), false, rows < kTargetBlock / 32 ? rows : int64_t(0),
-          false);
+          int64_t(1), false, rows < policy.rowsBlock / 32 ? rows : int64_t(0),
+          false, int64_t(0), false);
       if (!attr)
         return failure();
       k.setScheduleAttr(attr);
@@ -287,7 +287,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       auto attr = ScheduleAttr::getChecked(
           [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
           vector, int64_t(maxBlockThreads), int64_t(1), int64_t(0), true,
-          int64_t(1), true, int64_t(0), false);
+          int64_t(1), true, int64_t(0), false, int64_t(0), false);
       if (!attr)
         return failure();
       k.setScheduleAttr(attr);
@@ -309,7 +309,8 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
         return std::clamp<int64_t>(
             llvm::PowerOf2Ceil(llvm::divideCeil(nvec, target)), 32, cap);
       };
-      tpr = threadsFor(manyRows ? kManyRowsThreads : kMaxThreadsPerRow);
+      tpr = threadsFor(manyRows ? policy.manyRowsThreads
+                                : policy.maxThreadsPerRow);
       if (threadsPerRow)
         tpr = threadsPerRow;
       // Without reductions nothing ties a row to one block: a long row is
@@ -330,7 +331,8 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
                           : std::max<int64_t>(1, elementwiseBlock / tpr);
         auto attr = ScheduleAttr::getChecked(
             [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
-            vector, tpr, rpb, c, false, tiles, false, int64_t(0), false);
+            vector, tpr, rpb, c, false, tiles, false, int64_t(0), false,
+            int64_t(0), false);
         if (!attr)
           return failure();
         k.setScheduleAttr(attr);
@@ -339,20 +341,20 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       // The row fits when it takes at most half the registers a thread of a
       // block this wide can have.
       auto fits = [&](int64_t t) {
-        int64_t regs = registersPerSM / std::max<int64_t>(t, kTargetBlock);
+        int64_t regs = registersPerSM / std::max<int64_t>(t, policy.rowsBlock);
         int64_t c = llvm::divideCeil(nvec, t);
         return c <= maxHeldChunks &&
                c * vector * rowLoads <= std::min(maxElements, regs / 2);
       };
       // A row too long for the threads of many rows takes `_vec`'s.
       if (manyRows && !fits(tpr))
-        tpr = threadsFor(kMaxThreadsPerRow);
+        tpr = threadsFor(policy.maxThreadsPerRow);
       // Several held rows share the target (split-target-min-chunks).
       if (reduces && heldRows > 1 && nvec >= splitTargetMinChunks) {
         int64_t each = std::max<int64_t>(1, target / heldRows);
         int64_t split = llvm::PowerOf2Ceil(llvm::divideCeil(nvec, each));
-        if (split * each == nvec && split > tpr && split <= kMaxThreadsPerRow &&
-            fits(split))
+        if (split * each == nvec && split > tpr &&
+            split <= policy.maxThreadsPerRow && fits(split))
           tpr = split;
       }
       // Otherwise wider rows of threads hold less each (half a block, then a
@@ -364,7 +366,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       }
       // Rows of more than `target` chunks a thread on fewer rows: up to
       // wide-row-threads threads of `target` (whole warps).
-      int64_t most = kMaxThreadsPerRow;
+      int64_t most = policy.maxThreadsPerRow;
       int64_t wide = llvm::alignTo(llvm::divideCeil(nvec, target), 32);
       if (reduces && !manyRows &&
           (int64_t)llvm::divideCeil(nvec, tpr) > target && wide > tpr &&
@@ -375,7 +377,8 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       }
       if (threadsPerRow)
         tpr = threadsPerRow;
-      else if (auto even = evenRow(nvec, tpr, target, most, maxHeldChunks);
+      else if (auto even = evenRow(nvec, tpr, target, most, maxHeldChunks,
+                                   2 * policy.maxThreadsPerRow);
                even && fits(even->first))
         tpr = even->first;
       chunks = llvm::divideCeil(nvec, tpr);
@@ -383,24 +386,28 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     }
     if (threadsPerRow)
       tpr = threadsPerRow;
-    int64_t block = manyRows ? 1 : reduces ? kTargetBlock : elementwiseBlock;
+    int64_t block = manyRows  ? 1
+                    : reduces ? policy.rowsBlock
+                              : elementwiseBlock;
     int64_t rpb =
         rowsPerBlock ? rowsPerBlock : std::max<int64_t>(1, block / tpr);
-    // Rows that reduce over whole warps run in blocks of 64 threads or the
-    // fewest rows over that (a block's barrier then waits on its own row
-    // alone) that hold kLaunchBlockChunks. Rows of part of a warp keep their
-    // blocks of kTargetBlock.
+    // Rows that reduce over whole warps run in blocks of min-block-threads or
+    // the fewest rows over that (a block's barrier then waits on its own row
+    // alone) that hold min-block-chunks. Rows of part of a warp keep their
+    // blocks of rows-block.
     int64_t launchRows = 0;
     if (!rowsPerBlock && reduces && tpr >= 32) {
-      launchRows = length ? ::kgen::launch::launchedRowsFor(
-                                tpr, llvm::divideCeil(*length, vector))
-                          : llvm::divideCeil(kLaunchBlock, tpr);
+      launchRows =
+          length
+              ? policy.launchedRowsFor(tpr, llvm::divideCeil(*length, vector))
+              : llvm::divideCeil(policy.minBlockThreads, tpr);
     }
     if (launchRows >= rpb)
       launchRows = 0; // all of them
     auto attr = ScheduleAttr::getChecked(
         [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
-        vector, tpr, rpb, chunks, reread, int64_t(1), false, launchRows, false);
+        vector, tpr, rpb, chunks, reread, int64_t(1), false, launchRows, false,
+        int64_t(0), false);
     if (!attr)
       return failure();
     k.setScheduleAttr(attr);

@@ -1,6 +1,7 @@
 // RUN: kgen-opt %s -split-input-file -verify-diagnostics -allow-unregistered-dialect
 // One case per verifier message of codegen/Dialect/KgenOps.cpp and of
-// ScheduleAttr::verify in codegen/Dialect/KgenDialect.cpp.
+// ScheduleAttr::verify and LaunchPolicyAttr::verify in
+// codegen/Dialect/KgenDialect.cpp.
 
 //===----------------------------------------------------------------------===//
 // kgen.kernel
@@ -656,3 +657,22 @@ kgen.kernel @cluster_two_rows(%x: !kgen.rows<f32> {kgen.name = "x"})
   kgen.domain %n
   kgen.return
 }
+
+//===----------------------------------------------------------------------===//
+// #kgen.launch_policy (LaunchPolicyAttr::verify)
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error@+1 {{launch_policy needs an integer 'min_block_threads'}}
+module attributes {kgen.launch_policy = #kgen.launch_policy<{rows_block = 256 : i64}>} {}
+
+// -----
+
+// expected-error@+1 {{launch_policy has fields it does not know}}
+module attributes {kgen.launch_policy = #kgen.launch_policy<{many_rows = 8192 : i64, many_rows_threads = 128 : i64, max_one_chunk_threads = 64 : i64, max_threads_per_row = 256 : i64, min_block_chunks = 256 : i64, min_block_threads = 64 : i64, reread_chunks = 8 : i64, rows_block = 256 : i64, warp_row_chunks = 4 : i64, rows_blok = 256 : i64}>} {}
+
+// -----
+
+// expected-error@+1 {{launch_policy's 'max_threads_per_row' is out of range (thread counts: powers of two up to 1024; others positive)}}
+module attributes {kgen.launch_policy = #kgen.launch_policy<{many_rows = 8192 : i64, many_rows_threads = 128 : i64, max_one_chunk_threads = 64 : i64, max_threads_per_row = 96 : i64, min_block_chunks = 256 : i64, min_block_threads = 64 : i64, reread_chunks = 8 : i64, rows_block = 256 : i64, warp_row_chunks = 4 : i64}>} {}

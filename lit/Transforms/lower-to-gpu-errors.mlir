@@ -5,10 +5,24 @@
 // expected-error@+1 {{'kgen.kernel' op holds rows over threads chosen at launch but its row length is not known to be a whole number of 8-element chunks (a kgen.divisibility of the dims)}}
 kgen.kernel @held_ragged(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
                          %d: index {kgen.divisibility = 4 : i64, kgen.name = "d"})
-    attributes {dims = {}, schedule = #kgen.schedule<vector = 8, threadsPerRow = 512, rowsPerBlock = 1, chunks = 2, reread = false, launchThreads = true>} {
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 8, threadsPerRow = 512, rowsPerBlock = 1, chunks = 2, reread = false, launchThreads = true, maxRegisters = 128>} {
   kgen.domain %d
   %c0 = arith.constant 0 : index
   %a = kgen.load %x[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<?xbf16>
   kgen.store %a, %x[%c0] {vector_width = 8 : i64} : tensor<?xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
+// -----
+
+// The register cap is kgen-occupancy's decision: without it, no guess.
+// expected-error@+1 {{'kgen.kernel' op needs a register cap; run kgen-occupancy first}}
+kgen.kernel @uncapped(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"})
+    attributes {dims = {n = 64 : i64}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 16, rowsPerBlock = 16, chunks = 1, reread = false>} {
+  %n = arith.constant 64 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] : !kgen.rows<f32> -> tensor<64xf32>
+  kgen.store %a, %x[%c0] : tensor<64xf32>, !kgen.rows<f32>
   kgen.return
 }

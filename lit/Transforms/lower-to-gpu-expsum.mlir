@@ -1,4 +1,4 @@
-// RUN: kgen-opt %s --kgen-lower-to-gpu --canonicalize | FileCheck %s
+// RUN: kgen-opt %s --kgen-occupancy --kgen-lower-to-gpu --canonicalize | FileCheck %s
 
 // A max and an expsum of the same row, 2048 f32 held over 128 threads x 4
 // chunks: each thread's max and sum of exp(x - its max) (shifted by 0 when

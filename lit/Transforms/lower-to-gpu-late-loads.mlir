@@ -1,4 +1,4 @@
-// RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu | FileCheck %s
+// RUN: kgen-opt %s -split-input-file --kgen-occupancy --kgen-lower-to-gpu | FileCheck %s
 //
 // Loads after the reductions (weights) of a held row whose last chunk is
 // masked (threads chosen at launch): with one such load, the masked chunk's

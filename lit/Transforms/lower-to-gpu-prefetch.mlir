@@ -1,6 +1,6 @@
-// RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu="prefetch=true prefetch-ahead=true" | FileCheck %s
-// RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu=prefetch=true | FileCheck %s --check-prefix=START
-// RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu | FileCheck %s --check-prefix=OFF
+// RUN: kgen-opt %s -split-input-file --kgen-occupancy --kgen-lower-to-gpu="prefetch=true prefetch-ahead=true" | FileCheck %s
+// RUN: kgen-opt %s -split-input-file --kgen-occupancy --kgen-lower-to-gpu=prefetch=true | FileCheck %s --check-prefix=START
+// RUN: kgen-opt %s -split-input-file --kgen-occupancy --kgen-lower-to-gpu | FileCheck %s --check-prefix=OFF
 //
 // With `prefetch`, a held row's lines go to L2 before its first load, in
 // the first 256 blocks of a grid (in a kernel that writes a row it loads,

@@ -1,6 +1,12 @@
-// RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu | FileCheck %s
-// RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu=busy-rows=1 | FileCheck %s --check-prefix=BUSY
-// RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu=late-row-registers=1 | FileCheck %s --check-prefix=LATE
+// RUN: kgen-opt %s -split-input-file --kgen-occupancy --kgen-lower-to-gpu | FileCheck %s
+// RUN: kgen-opt %s -split-input-file --kgen-occupancy=busy-rows=1 --kgen-lower-to-gpu | FileCheck %s --check-prefix=BUSY
+// RUN: kgen-opt %s -split-input-file --kgen-occupancy=late-row-registers=1 --kgen-lower-to-gpu | FileCheck %s --check-prefix=LATE
+// kgen-occupancy decides; the schedule shows it before any lowering.
+// RUN: kgen-opt %s -split-input-file --kgen-occupancy=busy-rows=1 | FileCheck %s --check-prefix=PLAN
+// PLAN-LABEL: kgen.kernel @held_vec(
+// PLAN-SAME: chunks = 8, reread = false, maxRegisters = 128>
+// PLAN-LABEL: kgen.kernel @busy_narrow(
+// PLAN-SAME: maxRegisters = 80, busyRow = true>
 //
 // The register cap (.maxnreg): a vectorized row of 8 chunks (64 f32 values,
 // half of 128) in a 256-thread block gets 128 registers, so that two blocks

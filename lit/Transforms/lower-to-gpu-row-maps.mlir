@@ -1,5 +1,5 @@
-// RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu | FileCheck %s
-// RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu | kgen-opt -split-input-file | FileCheck %s
+// RUN: kgen-opt %s -split-input-file --kgen-occupancy --kgen-lower-to-gpu | FileCheck %s
+// RUN: kgen-opt %s -split-input-file --kgen-occupancy --kgen-lower-to-gpu | kgen-opt -split-input-file | FileCheck %s
 
 // x[r] * table[index[r / n]] over heads of q and k: the heads' row pointer
 // is picked per thread (q below h_q, else k), the table row is clamped to

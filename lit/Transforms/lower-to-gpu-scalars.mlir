@@ -1,4 +1,4 @@
-// RUN: kgen-opt %s --kgen-lower-to-gpu | FileCheck %s
+// RUN: kgen-opt %s --kgen-occupancy --kgen-lower-to-gpu | FileCheck %s
 //
 // The per-row scalar is one element at row r: a load through the raw
 // pointer, offset by the (clamped) row index, not by a row stride.

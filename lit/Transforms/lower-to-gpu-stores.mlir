@@ -1,4 +1,4 @@
-// RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu | FileCheck %s
+// RUN: kgen-opt %s -split-input-file --kgen-occupancy --kgen-lower-to-gpu | FileCheck %s
 //
 // Where a held row's stores go: each as soon as the reductions its value
 // needs are done, so that what it was computed from need not stay live across

@@ -1,4 +1,4 @@
-// RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu --canonicalize | FileCheck %s
+// RUN: kgen-opt %s -split-input-file --kgen-occupancy --kgen-lower-to-gpu --canonicalize | FileCheck %s
 
 // A sum and a sqdev of the same row, 2048 f32 held over 128 threads x 4
 // chunks: every thread's count is known (16 elements), so the counts fold

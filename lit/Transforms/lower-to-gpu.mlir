@@ -1,8 +1,8 @@
-// RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu | FileCheck %s
+// RUN: kgen-opt %s -split-input-file --kgen-occupancy --kgen-lower-to-gpu | FileCheck %s
 // The lowered IR is valid input again (the gpu, llvm, scf, vector and memref
 // ops it makes all verify and print back).
-// RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu | kgen-opt -split-input-file | FileCheck %s
-// RUN: kgen-opt %s -split-input-file --kgen-lower-to-gpu | FileCheck %s --check-prefix=NORM
+// RUN: kgen-opt %s -split-input-file --kgen-occupancy --kgen-lower-to-gpu | kgen-opt -split-input-file | FileCheck %s
+// RUN: kgen-opt %s -split-input-file --kgen-occupancy --kgen-lower-to-gpu | FileCheck %s --check-prefix=NORM
 
 // A copy of a 64-element bf16 row, 16-byte aligned: 8 threads per row, one
 // full chunk of 8 each, 32 rows per block.

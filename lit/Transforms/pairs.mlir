@@ -1,5 +1,5 @@
 // RUN: kgen-opt %s --kgen-vectorize | FileCheck %s --check-prefix=WIDTH
-// RUN: kgen-opt %s --kgen-vectorize --kgen-lower-to-gpu | FileCheck %s
+// RUN: kgen-opt %s --kgen-vectorize --kgen-occupancy --kgen-lower-to-gpu | FileCheck %s
 
 // GPT-J pairs: x[0::2] and x[1::2] of a 16-byte aligned bf16 row, rotated
 // and written back in place. Alone each view has stride 2 (width 1); as a

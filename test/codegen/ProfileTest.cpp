@@ -61,7 +61,7 @@ TEST(Profile, InheritsItsParentsOptionsUnderItsOwn) {
   EXPECT_EQ(p.chain, (std::vector<std::string>{"mine", "sm_90", "generic"}));
   EXPECT_EQ(p.archs, (std::vector<std::string>{"sm_90", "sm_90a"}));
   EXPECT_EQ(p.options["kgen-lower-to-gpu"]["prefetch-ahead"], "false");
-  EXPECT_EQ(p.options["kgen-lower-to-gpu"]["busy-rows"], "true");
+  EXPECT_EQ(p.options["kgen-occupancy"]["busy-rows"], "true");
   EXPECT_EQ(p.options["kgen-schedule"]["target-chunks"], "2");
 }
 

@@ -3,7 +3,6 @@
 
 #include "dsl/DType.h"
 #include "runtime/Json.h"
-#include "runtime/LaunchPolicy.h"
 
 #include <dlfcn.h>
 
@@ -243,6 +242,10 @@ bool loadKernel(const std::string &dir, const ManifestEntry &e, RtKernel &out,
     err = e.name + ": JSON: " + jsonErr;
     return false;
   }
+  if (const rt::json::Value *policy = root.find("launch_policy"))
+    for (const auto &f : launch::kLaunchPolicyFields)
+      if (const rt::json::Value *x = policy->find(f.name))
+        out.policy.*f.field = x->integer;
   const rt::json::Value *vars = root.find("variants");
   kgen_kernel_get_info(out.k, &info);
   for (size_t v = 0; v < info.num_variants; ++v) {
@@ -360,7 +363,7 @@ bool loadKernel(const std::string &dir, const ManifestEntry &e, RtKernel &out,
 
 std::optional<size_t> expectedHeld(const RtKernel &k, int64_t length,
                                    int64_t rows) {
-  const int64_t most = launch::heldThreadsFor(rows);
+  const int64_t most = k.policy.heldThreadsFor(rows);
   std::optional<size_t> best;
   std::tuple<bool, int64_t, int64_t, int64_t> bestKey;
   for (size_t v = 0; v < k.held.size(); ++v) {
@@ -368,13 +371,13 @@ std::optional<size_t> expectedHeld(const RtKernel &k, int64_t length,
     if (h.chunks <= 0 || length % h.chunkElements)
       continue;
     int64_t nvec = length / h.chunkElements;
-    // One chunk a thread: a power of two of threads, rows of at most 64
-    // chunks, first when it fits; more: whole warps.
+    // One chunk a thread: a power of two of threads, rows of at most
+    // max_one_chunk_threads chunks, first when it fits; more: whole warps.
     int64_t threads = 32 * ((nvec + 32 * h.chunks - 1) / (32 * h.chunks));
     if (h.chunks == 1)
       threads = std::bit_ceil(uint64_t(nvec));
     if (threads > h.maxThreads || (h.chunks - 1) * threads > nvec ||
-        (h.chunks == 1 && threads > 64))
+        (h.chunks == 1 && threads > k.policy.maxOneChunkThreads))
       continue;
     auto key = std::make_tuple(h.chunks != 1, threads * h.chunks - nvec,
                                std::max(threads, most), std::abs(h.chunks - 4));

@@ -14,6 +14,7 @@
 #include "dsl/Graph.h"
 #include "dsl/Registry.h"
 #include "runtime/Driver.h"
+#include "runtime/LaunchPolicy.h"
 
 #include <cstdint>
 #include <functional>
@@ -78,6 +79,8 @@ struct RtKernel {
   /// Per variant: the spec's domain_range, the row lengths it takes (0, 0
   /// without).
   std::vector<std::pair<int64_t, int64_t>> domainRange;
+  /// The spec's launch_policy (defaults where absent).
+  launch::LaunchPolicy policy;
   /// The generated launcher of the same op, dtype and length, where the
   /// program links a `kgen aot` library (KGEN_GPU_TEST_AOT): launchKernel
   /// launches through it.

@@ -755,19 +755,53 @@ TEST(ArgsReread, EveryWidthOfBlock) {
   v.block = 1024;
   v.launchThreads = true;
   v.chunkElements = 8;
+  const kgen::launch::LaunchPolicy policy;
   using Block = std::pair<int64_t, int64_t>;
-  EXPECT_EQ(kgen::rt::launchedRowsBlock(v, 8, 65536, 132), Block(1, 256));
+  EXPECT_EQ(kgen::rt::launchedRowsBlock(v, policy, 8, 65536, 132),
+            Block(1, 256));
   // Rows of a warp: as many a block as hold 256 chunks.
-  EXPECT_EQ(kgen::rt::launchedRowsBlock(v, 240, 65536, 132), Block(32, 9));
-  EXPECT_EQ(kgen::rt::launchedRowsBlock(v, 256, 65536, 132), Block(32, 8));
-  EXPECT_EQ(kgen::rt::launchedRowsBlock(v, 20480, 4096, 132), Block(512, 1));
-  EXPECT_EQ(kgen::rt::launchedRowsBlock(v, 32768, 4096, 132), Block(512, 1));
+  EXPECT_EQ(kgen::rt::launchedRowsBlock(v, policy, 240, 65536, 132),
+            Block(32, 9));
+  EXPECT_EQ(kgen::rt::launchedRowsBlock(v, policy, 256, 65536, 132),
+            Block(32, 8));
+  EXPECT_EQ(kgen::rt::launchedRowsBlock(v, policy, 20480, 4096, 132),
+            Block(512, 1));
+  EXPECT_EQ(kgen::rt::launchedRowsBlock(v, policy, 32768, 4096, 132),
+            Block(512, 1));
   // A smaller block caps the threads and the rows.
   v.block = 256;
-  EXPECT_EQ(kgen::rt::launchedRowsBlock(v, 20480, 4096, 132), Block(256, 1));
-  EXPECT_EQ(kgen::rt::launchedRowsBlock(v, 8, 65536, 132), Block(1, 256));
+  EXPECT_EQ(kgen::rt::launchedRowsBlock(v, policy, 20480, 4096, 132),
+            Block(256, 1));
+  EXPECT_EQ(kgen::rt::launchedRowsBlock(v, policy, 8, 65536, 132),
+            Block(1, 256));
   EXPECT_EQ(kgen::rt::launchThreads(v, 20480), 256)
       << "a re-read variant's threads are its block's";
+}
+
+TEST(ArgsReread, TheSpecsLaunchPolicyShapesTheLaunch) {
+  // What codegen compiled with, not the runtime's defaults: rows of part of
+  // a warp fill rows_block threads, a warp's rows hold min_block_chunks, and
+  // long rows take reread_chunks a thread a pass.
+  std::string tuned = replaced(rereadSpec(), R"("kgen_spec": 2,)",
+                               R"("kgen_spec": 2, "launch_policy":
+      {"rows_block": 128, "min_block_chunks": 512, "reread_chunks": 16},)");
+  EXPECT_EQ(placedBy(tuned, 128, 65536, 132), (Placed{3, 8192, 16, 8}));
+  EXPECT_EQ(placedBy(tuned, 65536, 4096, 132), (Placed{3, 4096, 512, 1}));
+  // The defaults, as a spec without the key reads.
+  EXPECT_EQ(placedReread(128, 65536, 132), (Placed{3, 4096, 16, 16}));
+  EXPECT_EQ(placedReread(65536, 4096, 132), (Placed{3, 4096, 1024, 1}));
+  // Rows of a warp (256 elements, 32 chunks) hold min_block_chunks a block.
+  kgen::rt::Variant v;
+  v.block = 1024;
+  v.launchThreads = true;
+  v.chunkElements = 8;
+  kgen::launch::LaunchPolicy policy;
+  using Block = std::pair<int64_t, int64_t>;
+  EXPECT_EQ(kgen::rt::launchedRowsBlock(v, policy, 256, 65536, 132),
+            Block(32, 8));
+  policy.minBlockChunks = 512;
+  EXPECT_EQ(kgen::rt::launchedRowsBlock(v, policy, 256, 65536, 132),
+            Block(32, 16));
 }
 
 TEST(ArgsReread, HeldRowsStillTakeTheHeldVariants) {

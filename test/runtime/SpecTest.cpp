@@ -100,6 +100,19 @@ TEST(Spec, OptionalKeysDefault) {
   EXPECT_FALSE(s.params[0].writes);
 }
 
+TEST(Spec, LaunchPolicyFieldsDefaultOneByOne) {
+  Spec s;
+  std::string err;
+  ASSERT_TRUE(parseSpec(replaced(RmsnormSpec, R"("kgen_spec": 2,)",
+                                 R"("kgen_spec": 2,
+                                 "launch_policy": {"many_rows": 4096},)"),
+                        s, err))
+      << err;
+  EXPECT_EQ(s.policy.manyRows, 4096);
+  EXPECT_EQ(s.policy.heldThreadsFor(4096), s.policy.manyRowsThreads);
+  EXPECT_EQ(s.policy.rowsBlock, kgen::launch::LaunchPolicy{}.rowsBlock);
+}
+
 /// kgen_kernel_create on a spec derived from the example; returns the
 /// status and the message.
 std::pair<kgen_status, std::string> create(const std::string &spec,
@@ -150,6 +163,24 @@ TEST(KernelCreate, MissingKeysAreNamed) {
                 "'block'");
   expectInvalid(replaced(RmsnormSpec, "\"hash\": \"9f2cab01\",", ""),
                 "missing required key 'hash'");
+}
+
+TEST(KernelCreate, RejectsABadLaunchPolicy) {
+  auto with = [](const std::string &policy) {
+    return replaced(RmsnormSpec, R"("kgen_spec": 2,)",
+                    R"("kgen_spec": 2, "launch_policy": )" + policy + ",");
+  };
+  expectInvalid(with(R"({"rows_blok": 256})"),
+                "launch_policy: unknown field 'rows_blok'");
+  expectInvalid(with(R"({"rows_block": 96})"),
+                "launch_policy: 'rows_block' must be a power of two");
+  expectInvalid(with(R"({"min_block_threads": 2048})"),
+                "'min_block_threads' is 2048, must be in [1, 1024]");
+  expectInvalid(with(R"({"many_rows": 0})"),
+                "'many_rows' is 0, must be in [1, 1073741824]");
+  expectInvalid(with(R"({"many_rows": "8192"})"),
+                "'many_rows' must be an integer");
+  expectInvalid(with("[]"), "launch_policy");
 }
 
 TEST(KernelCreate, RejectsBadValues) {
