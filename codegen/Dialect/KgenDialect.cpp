@@ -102,6 +102,61 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+LogicalResult VariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  VariantKind kind, int64_t length,
+                                  int64_t chunks, int64_t maxThreads, bool wide,
+                                  int64_t minLength, int64_t maxLength,
+                                  int64_t minRows, int64_t maxRows) {
+  if (length < 0 || chunks < 0 || maxThreads < 0 || minLength < 0 ||
+      maxLength < 0 || minRows < 0 || maxRows < 0)
+    return emitError() << "variant fields must be >= 0";
+  // Each field belongs to one kind (two for minRows): a field set on another
+  // kind would be read by no pass and launched on by no rule.
+  bool exact = kind == VariantKind::exact, held = kind == VariantKind::held,
+       warp = kind == VariantKind::warp;
+  if ((length && !exact) || ((chunks || maxThreads || wide) && !held) ||
+      ((minLength || maxLength) && !warp) ||
+      (minRows && !warp && kind != VariantKind::rows) ||
+      (maxRows && kind != VariantKind::cluster))
+    return emitError() << "a " << stringifyVariantKind(kind)
+                       << " variant has a field of another kind";
+  switch (kind) {
+  case VariantKind::exact:
+    if (!length)
+      return emitError() << "an exact variant needs length > 0";
+    break;
+  case VariantKind::held:
+    if (chunks < 1 || chunks > 64)
+      return emitError() << "a held variant needs chunks in [1, 64], got "
+                         << chunks;
+    if (maxThreads % 32 || maxThreads > 1024)
+      return emitError() << "a held variant's maxThreads must be whole warps "
+                            "up to 1024 (0: the schedule's), got "
+                         << maxThreads;
+    break;
+  case VariantKind::warp:
+    if (!minLength || maxLength < minLength)
+      return emitError() << "a warp variant needs 0 < minLength <= maxLength";
+    break;
+  case VariantKind::rows:
+    if (!minRows)
+      return emitError() << "a rows variant needs minRows > 0";
+    break;
+  case VariantKind::cluster:
+    if (!maxRows)
+      return emitError() << "a cluster variant needs maxRows > 0";
+    break;
+  case VariantKind::vec:
+  case VariantKind::any:
+    break;
+  }
+  return success();
+}
+
+VariantAttr mlir::kgen::getVariant(Operation *kernel) {
+  return kernel->getAttrOfType<VariantAttr>(kVariantAttr);
+}
+
 LaunchPolicyAttr LaunchPolicyAttr::get(MLIRContext *ctx,
                                        const ::kgen::launch::LaunchPolicy &p) {
   Builder b(ctx);

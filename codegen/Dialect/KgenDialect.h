@@ -21,6 +21,11 @@ namespace mlir::kgen {
 /// The element type of a !kgen.rows/vector/scalars type; null otherwise.
 Type getTensorElementType(Type t);
 
+/// Which clone of a kernel it is (a VariantAttr, kgen-make-variants).
+inline constexpr llvm::StringLiteral kVariantAttr = "kgen.variant";
+/// The kernel's kgen.variant; null before kgen-make-variants.
+VariantAttr getVariant(Operation *kernel);
+
 /// The module attribute kgen-launch-policy sets.
 inline constexpr llvm::StringLiteral kLaunchPolicyAttr = "kgen.launch_policy";
 /// The launch policy of `op`'s module: its kgen.launch_policy, else the

@@ -4,6 +4,7 @@
 
 include "mlir/IR/OpBase.td"
 include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
 
 def Kgen_Dialect : Dialect {
   let name = "kgen";
@@ -89,6 +90,55 @@ def Kgen_ScheduleAttr : AttrDef<Kgen_Dialect, "Schedule"> {
                         DefaultValuedParameter<"bool", "false">:$busyRow);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
+}
+
+def Kgen_VariantKind : I32EnumAttr<"VariantKind", "which clone of a kernel", [
+    I32EnumAttrCase<"vec", 0>, I32EnumAttrCase<"any", 1>,
+    I32EnumAttrCase<"exact", 2>, I32EnumAttrCase<"held", 3>,
+    I32EnumAttrCase<"warp", 4>, I32EnumAttrCase<"rows", 5>,
+    I32EnumAttrCase<"cluster", 6>]> {
+  let cppNamespace = "::mlir::kgen";
+  let genSpecializedAttr = 0;
+}
+
+def Kgen_VariantAttr : AttrDef<Kgen_Dialect, "Variant"> {
+  let mnemonic = "variant";
+  let summary = "Which clone of a kernel this is, and when it is launched";
+  let description = [{
+    Set by kgen-make-variants on each clone (`kgen.variant`); the runtime
+    launches the first variant, in the module's order, whose assumptions the
+    arguments meet. Every kind but `any` assumes 16-byte aligned tensors and
+    dims that place accesses a multiple of 16 (`kgen.align`,
+    `kgen.divisibility`); `any` assumes element alignment only.
+    - `vec`: the aligned kernel; `any`: the fallback.
+    - `exact`: rows of exactly `length` elements (`_vec_nN`), compiled as
+      the kernel specialized on it.
+    - `held`: rows of any length held in `chunks` chunks a thread over whole
+      warps the launch picks (`_vec_holdC`), on at most `maxThreads` threads
+      (0: the schedule's most); `wide`: the blocks past the narrow one's
+      `maxThreads` (`_vec_hold4_wide`), under their own register cap.
+    - `warp`: rows of `minLength` to `maxLength` elements, a warp a row,
+      launched from `minRows` rows (`_vec_warp`).
+    - `rows`: launched from `minRows` rows (`_vec_rows`).
+    - `cluster`: launched on at most `maxRows` rows, a row over a cluster of
+      blocks (`_vec_cluster`).
+  }];
+  let parameters = (ins
+      EnumParameter<Kgen_VariantKind>:$kind,
+      DefaultValuedParameter<"int64_t", "0">:$length,
+      DefaultValuedParameter<"int64_t", "0">:$chunks,
+      DefaultValuedParameter<"int64_t", "0">:$maxThreads,
+      DefaultValuedParameter<"bool", "false">:$wide,
+      DefaultValuedParameter<"int64_t", "0">:$minLength,
+      DefaultValuedParameter<"int64_t", "0">:$maxLength,
+      DefaultValuedParameter<"int64_t", "0">:$minRows,
+      DefaultValuedParameter<"int64_t", "0">:$maxRows);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Whether the variant assumes 16-byte alignment (all but `any`).
+    bool isAligned() const { return getKind() != VariantKind::any; }
+  }];
 }
 
 def Kgen_LaunchPolicyAttr : AttrDef<Kgen_Dialect, "LaunchPolicy"> {

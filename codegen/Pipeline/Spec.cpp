@@ -142,20 +142,20 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
                                   {"max_registers", s.getMaxRegisters()}}}};
     if (s.getBusyRow())
       variant.getObject("schedule")->insert({"busy_row", true});
-    if (auto n = kop->getAttrOfType<IntegerAttr>(mlir::kgen::kExactDomainAttr))
-      variant["exact_domain"] = n.getInt();
-    if (auto most =
-            kop->getAttrOfType<IntegerAttr>(mlir::kgen::kMaxDomainAttr)) {
-      auto fewest = kop->getAttrOfType<IntegerAttr>(mlir::kgen::kMinDomainAttr);
-      variant["domain_range"] =
-          json::Object{{"min", fewest ? fewest.getInt() : int64_t(1)},
-                       {"max", most.getInt()},
-                       {"chunk_elements", s.getVector()}};
+    // When the runtime may launch it: the variant's own fields.
+    if (mlir::kgen::VariantAttr v = mlir::kgen::getVariant(kop)) {
+      if (v.getLength())
+        variant["exact_domain"] = v.getLength();
+      if (v.getMaxLength())
+        variant["domain_range"] =
+            json::Object{{"min", v.getMinLength()},
+                         {"max", v.getMaxLength()},
+                         {"chunk_elements", s.getVector()}};
+      if (v.getMinRows())
+        variant["min_rows"] = v.getMinRows();
+      if (v.getMaxRows())
+        variant["max_rows"] = v.getMaxRows();
     }
-    if (auto n = kop->getAttrOfType<IntegerAttr>(mlir::kgen::kMinRowsAttr))
-      variant["min_rows"] = n.getInt();
-    if (auto n = kop->getAttrOfType<IntegerAttr>(mlir::kgen::kMaxRowsAttr))
-      variant["max_rows"] = n.getInt();
     if (s.getCluster()) // the PTX's .reqnctapercluster: the tiles of a row
       variant["cluster"] = s.getTiles();
     if (s.getRowsPerBlock() > 1) // the most: a launch may take fewer

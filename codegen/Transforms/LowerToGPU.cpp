@@ -629,13 +629,14 @@ bool RowLowering::prefetchFirstBlocks(bool lines) {
 }
 
 /// Whether the variant is launched only on grids past prefetch-blocks (its
-/// `kgen.min_rows`: `_vec_rows`). It does not prefetch: in place the branch
+/// variant's minRows: `_vec_rows`). It does not prefetch: in place the branch
 /// is never taken; otherwise only its first blocks would, for -1.3 to +3.1%
 /// (`_vec_rows`, 16384 and 65536 rows of 8192).
 bool RowLowering::alwaysManyBlocks() {
-  auto minRows = kernel->getAttrOfType<IntegerAttr>(kMinRowsAttr);
+  VariantAttr variant = getVariant(kernel);
+  int64_t minRows = variant ? variant.getMinRows() : 0;
   return minRows &&
-         int64_t(llvm::divideCeil(minRows.getInt(), sched.getRowsPerBlock())) *
+         int64_t(llvm::divideCeil(minRows, sched.getRowsPerBlock())) *
                  std::max<int64_t>(sched.getTiles(), 1) >
              prefetchBlocks;
 }
@@ -933,16 +934,17 @@ LogicalResult RowLowering::run() {
   emitReadyScalars();
   length = map.lookup(domain);
   staticLength = getConstantIntValue(domain);
-  // The runtime launches a kgen.exact_domain variant only on rows of that
-  // length: it is the specialized kernel.
-  if (auto n = kernel->getAttrOfType<IntegerAttr>(kExactDomainAttr)) {
-    staticLength = n.getInt();
-    length = cIndex(n.getInt());
+  // The runtime launches an exact variant only on rows of that length: it
+  // is the specialized kernel.
+  VariantAttr variant = getVariant(kernel);
+  if (variant && variant.getLength()) {
+    staticLength = variant.getLength();
+    length = cIndex(variant.getLength());
   }
   if (staticLength)
     shortestRow = *staticLength;
-  else if (auto n = kernel->getAttrOfType<IntegerAttr>(kMinDomainAttr))
-    shortestRow = n.getInt();
+  else if (variant && variant.getMinLength())
+    shortestRow = variant.getMinLength();
   // Rows of at least one element (the runtime refuses dims of 0), so a
   // whole number of chunks means chunk 0 lies in the row.
   wholeChunks = staticLength ? *staticLength > 0 && *staticLength % vec == 0

@@ -89,6 +89,20 @@ bool canHold(KernelOp vec, int64_t chunks, int64_t maxHeldElements) {
          knownDivisor(vec.getDomainOp().getLength(), vec) % v == 0;
 }
 
+/// A variant's fields beyond its kind (VariantAttr: zero where unset).
+struct Fields {
+  int64_t length = 0, chunks = 0, maxThreads = 0;
+  bool wide = false;
+  int64_t minLength = 0, maxLength = 0, minRows = 0, maxRows = 0;
+};
+
+void setVariant(KernelOp k, VariantKind kind, Fields f = {}) {
+  k->setAttr(kVariantAttr,
+             VariantAttr::get(k.getContext(), kind, f.length, f.chunks,
+                              f.maxThreads, f.wide, f.minLength, f.maxLength,
+                              f.minRows, f.maxRows));
+}
+
 struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
   using Base::Base;
 
@@ -142,13 +156,11 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
           auto warp = cast<KernelOp>(b.clone(*k));
           warp.setSymName((name + "_vec_warp").str());
           assume(warp, 16, 16);
-          warp->setAttr(kVariantAttr, b.getStringAttr("vec"));
-          warp->setAttr(
-              kMinDomainAttr,
-              b.getI64IntegerAttr((policy.maxOneChunkThreads + 1) * vec));
-          warp->setAttr(kMaxDomainAttr,
-                        b.getI64IntegerAttr(32 * policy.warpRowChunks * vec));
-          warp->setAttr(kMinRowsAttr, b.getI64IntegerAttr(warpMinRows));
+          Fields f;
+          f.minLength = (policy.maxOneChunkThreads + 1) * vec;
+          f.maxLength = 32 * policy.warpRowChunks * vec;
+          f.minRows = warpMinRows;
+          setVariant(warp, VariantKind::warp, f);
         }
         // Before the others: the runtime takes the first variant that fits.
         for (int64_t n : exactLengths) {
@@ -159,8 +171,9 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
           auto exact = cast<KernelOp>(b.clone(*k));
           exact.setSymName((name + "_vec_n" + Twine(n)).str());
           assume(exact, 16, 16);
-          exact->setAttr(kVariantAttr, b.getStringAttr("vec"));
-          exact->setAttr(kExactDomainAttr, b.getI64IntegerAttr(n));
+          Fields f;
+          f.length = n;
+          setVariant(exact, VariantKind::exact, f);
         }
         // Short rows (the policy's max-one-chunk-threads chunks at most), a
         // chunk a thread, several rows a block (the re-read `_vec` read them
@@ -171,8 +184,9 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
           auto clone = cast<KernelOp>(b.clone(*k));
           assume(clone, 16, 16);
           clone.setSymName((name + "_vec_hold" + Twine(c)).str());
-          clone->setAttr(kVariantAttr, b.getStringAttr("vec"));
-          clone->setAttr(kHeldChunksAttr, b.getI64IntegerAttr(c));
+          Fields f;
+          f.chunks = c;
+          setVariant(clone, VariantKind::held, f);
           if (c != splitHeldChunks || c != held.back())
             continue;
           // The widest held variant of 4 chunks (two held loads: no
@@ -180,12 +194,13 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
           // registers that keep two blocks of its widest launches an SM cost
           // its narrow ones up to 30% (kgen-lower-to-gpu), so the narrow
           // launches keep their own, listed first.
-          clone->setAttr(kHeldThreadsAttr,
-                         b.getI64IntegerAttr(splitHeldThreads));
           auto wide = cast<KernelOp>(b.clone(*clone));
           wide.setSymName((name + "_vec_hold" + Twine(c) + "_wide").str());
-          wide->removeAttr(kHeldThreadsAttr);
-          wide->setAttr(kHeldWideAttr, b.getUnitAttr());
+          f.wide = true;
+          setVariant(wide, VariantKind::held, f);
+          f.wide = false;
+          f.maxThreads = splitHeldThreads;
+          setVariant(clone, VariantKind::held, f);
         }
       }
       // Only rows of whole chunks: masking the last one cost the registers
@@ -207,7 +222,6 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
         auto few = cast<KernelOp>(b.clone(*k));
         few.setSymName((name + "_vec_cluster").str());
         assume(few, 16, 16);
-        few->setAttr(kVariantAttr, b.getStringAttr("vec"));
         int64_t most =
             nvec / (expSum ? expSumClusterChunksPerRow : clusterChunksPerRow);
         if (!expSum && hasNestedReduction(k))
@@ -215,14 +229,17 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
                                    twoLevelClusterMaxRows);
         if (nested)
           most = nestedClusterMaxRows;
-        few->setAttr(kMaxRowsAttr, b.getI64IntegerAttr(most));
+        Fields f;
+        f.maxRows = most;
+        setVariant(few, VariantKind::cluster, f);
       }
       if (wholeReduce) {
         auto rows = cast<KernelOp>(b.clone(*k));
         rows.setSymName((name + "_vec_rows").str());
         assume(rows, 16, 16);
-        rows->setAttr(kVariantAttr, b.getStringAttr("vec"));
-        rows->setAttr(kMinRowsAttr, b.getI64IntegerAttr(policy.manyRows));
+        Fields f;
+        f.minRows = policy.manyRows;
+        setVariant(rows, VariantKind::rows, f);
       }
       b.setInsertionPointAfter(k);
       auto fallback = cast<KernelOp>(b.clone(*k));
@@ -230,8 +247,8 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
       k.setSymName((name + "_vec").str());
       assume(k, 16, 16);
       assume(fallback, 0, 1);
-      k->setAttr(kVariantAttr, b.getStringAttr("vec"));
-      fallback->setAttr(kVariantAttr, b.getStringAttr("any"));
+      setVariant(k, VariantKind::vec);
+      setVariant(fallback, VariantKind::any);
     }
   }
 };

@@ -8,7 +8,7 @@
 // idea), which stays accurate when the mean is large against the spread,
 // unlike sum(x^2) - sum(x)^2 / n.
 //
-// Only the variants for few rows (`_vec_cluster`, kgen.max_rows) take it:
+// Only the variants for few rows (`_vec_cluster`, the cluster kind) take it:
 // there the row's latency is the cost, and a second cluster barrier lost
 // (the reason MakeVariants gives nested kernels no such variant, counting
 // this variance as one level). On many rows another block hides the
@@ -76,7 +76,7 @@ struct OnePassVariance
     : ::mlir::kgen::impl::KgenOnePassVarianceBase<OnePassVariance> {
   void runOnOperation() override {
     getOperation().walk([](KernelOp k) {
-      if (!k->hasAttr(kMaxRowsAttr))
+      if (!getVariant(k) || getVariant(k).getKind() != VariantKind::cluster)
         return;
       for (ReduceOp r : k.getBody().getOps<ReduceOp>()) {
         Value x = varianceInput(r);

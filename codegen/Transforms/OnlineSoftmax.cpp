@@ -8,7 +8,7 @@
 // FlashAttention's). The max reduction then takes the expsum's max.
 //
 // As for kgen-one-pass-variance, only the variants for few rows
-// (`_vec_cluster`, kgen.max_rows) take it: a second cluster barrier lost
+// (`_vec_cluster`, the cluster kind) take it: a second cluster barrier lost
 // there, while on many rows another block hides the barrier and the
 // rescaling's exponentials would cost arithmetic.
 //
@@ -53,7 +53,7 @@ struct OnlineSoftmax
     : ::mlir::kgen::impl::KgenOnlineSoftmaxBase<OnlineSoftmax> {
   void runOnOperation() override {
     getOperation().walk([](KernelOp k) {
-      if (!k->hasAttr(kMaxRowsAttr))
+      if (!getVariant(k) || getVariant(k).getKind() != VariantKind::cluster)
         return;
       for (ReduceOp r : k.getBody().getOps<ReduceOp>()) {
         Value x = expSumInput(r);

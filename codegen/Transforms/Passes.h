@@ -26,34 +26,9 @@ namespace mlir::kgen {
 /// Argument attributes the variants and the analysis agree on.
 inline constexpr llvm::StringLiteral kAlignAttr = "kgen.align";
 inline constexpr llvm::StringLiteral kDivisibilityAttr = "kgen.divisibility";
-/// Which clone of a kernel this is: "vec" (aligned) or "any" (the fallback).
-inline constexpr llvm::StringLiteral kVariantAttr = "kgen.variant";
-/// A dynamic-length variant for rows of exactly this many elements.
-inline constexpr llvm::StringLiteral kExactDomainAttr = "kgen.exact_domain";
-/// A dynamic-length variant that holds its row in this many chunks per
-/// thread, over whole warps the runtime chooses at launch.
-inline constexpr llvm::StringLiteral kHeldChunksAttr = "kgen.held_chunks";
-/// A held variant launched on at most this many threads (else
-/// kgen-schedule's most).
-inline constexpr llvm::StringLiteral kHeldThreadsAttr = "kgen.held_threads";
-/// A dynamic-length variant for rows of at least / at most this many
-/// elements (held by a warp each, see kgen-make-variants).
-inline constexpr llvm::StringLiteral kMinDomainAttr = "kgen.min_domain";
-inline constexpr llvm::StringLiteral kMaxDomainAttr = "kgen.max_domain";
-/// A variant the runtime launches only on at least this many rows (the
-/// schedule packs its rows differently).
-inline constexpr llvm::StringLiteral kMinRowsAttr = "kgen.min_rows";
-/// A variant the runtime launches only on at most this many rows (the
-/// schedule spreads each row over a cluster of blocks).
-inline constexpr llvm::StringLiteral kMaxRowsAttr = "kgen.max_rows";
 /// On an expsum reduction: the arith fastmath flags of its exponentials (the
 /// softmax's `math.exp`).
 inline constexpr llvm::StringLiteral kExpFastMathAttr = "kgen.exp_fastmath";
-/// The held variant split off a kernel's widest for blocks past
-/// kgen.held_threads (`_vec_hold4_wide`): kgen-lower-to-gpu caps its
-/// registers for two blocks of widest-held-threads an SM.
-inline constexpr llvm::StringLiteral kHeldWideAttr = "kgen.held_wide";
-
 /// The largest value a tuning option takes: past it, products of options
 /// could overflow.
 inline constexpr int64_t kMaxTuningValue = int64_t(1) << 30;

@@ -21,7 +21,7 @@ def KgenFastMath : Pass<"kgen-fast-math", "ModuleOp"> {
 def KgenOnePassVariance : Pass<"kgen-one-pass-variance", "ModuleOp"> {
   let summary = "Sum of squared deviations from the mean in one reduction";
   let description = [{
-    In the variants for few rows (`kgen.max_rows`: `_vec_cluster`),
+    In the variants for few rows (the cluster kind: `_vec_cluster`),
     rewrites `reduce sum ((x - m) * (x - m))`, where `m` is the row's mean
     (`reduce sum x` divided by the row length), into `reduce sqdev x`. The
     variance then needs no reduction of a reduction: one cluster barrier
@@ -33,7 +33,7 @@ def KgenOnePassVariance : Pass<"kgen-one-pass-variance", "ModuleOp"> {
 def KgenOnlineSoftmax : Pass<"kgen-online-softmax", "ModuleOp"> {
   let summary = "softmax's sum of exponentials in one reduction";
   let description = [{
-    In the variants for few rows (`kgen.max_rows`: `_vec_cluster`),
+    In the variants for few rows (the cluster kind: `_vec_cluster`),
     rewrites `reduce sum (exp(x - m))`, where `m` is `reduce max x`, into
     `reduce expsum x` (carrying the exponential's fastmath flags): one
     cluster barrier fewer a row.
@@ -88,20 +88,21 @@ def KgenMakeVariants : Pass<"kgen-make-variants", "ModuleOp"> {
     16-byte aligned and every dynamic dim a multiple of 16 (`kgen.align`,
     `kgen.divisibility` argument attributes, as Triton's divisibility
     specialization); the `_any` clone assumes only element alignment. A
-    kernel of dynamic length also gets `_vec_nN` clones (`kgen.exact_domain`)
+    kernel of dynamic length also gets `_vec_nN` clones (kind `exact`)
     for rows of exactly N elements (common hidden sizes), compiled like a
     kernel specialized on N, and, when it reduces, `_vec_holdC` clones
-    (`kgen.held_chunks`) that hold a row of any length in C chunks per
+    (kind `held`) that hold a row of any length in C chunks per
     thread over whole warps the runtime chooses at launch. The runtime
     launches the first variant whose assumptions the arguments meet (the
-    best-fitting of the `_vec_holdC` ones).
+    best-fitting of the `_vec_holdC` ones). Each clone's `kgen.variant` is a
+    `#kgen.variant` naming its kind and that kind's fields.
 
     A kernel of static length that reduces, over rows of whole chunks, also
-    gets `_vec_rows` (`kgen.min_rows`): the runtime launches it only on many
+    gets `_vec_rows` (kind `rows`): the runtime launches it only on many
     rows, and the schedule gives it one row per block and at most 128
     threads per row (dropped where those are `_vec`'s threads). With
     `clusters` (sm_90 and newer), such a kernel over rows of at least 256
-    chunks also gets `_vec_cluster` (`kgen.max_rows`), first: the runtime
+    chunks also gets `_vec_cluster` (kind `cluster`), first: the runtime
     launches it only on few rows, and the schedule spreads each row over a
     cluster of blocks.
   }];

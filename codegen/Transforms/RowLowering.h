@@ -181,7 +181,7 @@ public:
   int64_t maxRegisters = 255;
   std::optional<int64_t> staticLength;
   /// The shortest row the variant is launched on (staticLength, or a
-  /// kgen.min_domain): chunks that lie before it need no mask.
+  /// warp variant's minLength): chunks that lie before it need no mask.
   int64_t shortestRow = 0;
   /// The row length is a known multiple of `vec`: chunks are whole or out.
   bool wholeChunks = false;

@@ -132,6 +132,13 @@ clusterSplit(int64_t nvec, int64_t blockChunks, int64_t maxThreads) {
   return std::nullopt;
 }
 
+/// A kernel's variant kind; `vec` before kgen-make-variants (a lit test of
+/// the schedule alone).
+VariantKind kindOf(KernelOp k) {
+  VariantAttr v = getVariant(k);
+  return v ? v.getKind() : VariantKind::vec;
+}
+
 /// Whether two schedules differ at most in the rows a block holds.
 bool sameButRows(ScheduleAttr a, ScheduleAttr b) {
   return a.getVector() == b.getVector() &&
@@ -169,7 +176,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     // `_vec` serves those rows.
     for (KernelOp k :
          llvm::make_early_inc_range(getOperation().getOps<KernelOp>()))
-      if (k->hasAttr(kMaxRowsAttr)) {
+      if (kindOf(k) == VariantKind::cluster) {
         std::optional<int64_t> length =
             getConstantIntValue(k.getDomainOp().getLength());
         if (!length ||
@@ -186,8 +193,8 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     // re-reads its rows was never measured to gain.
     SmallVector<KernelOp> kernels(getOperation().getOps<KernelOp>());
     for (KernelOp k : kernels) {
-      if (!k->hasAttr(kMinRowsAttr) || k->hasAttr(kMaxDomainAttr))
-        continue; // not a `_vec_rows`
+      if (kindOf(k) != VariantKind::rows)
+        continue;
       StringRef name = k.getSymName();
       auto base = SymbolTable::lookupNearestSymbolFrom<KernelOp>(
           k, StringAttr::get(k.getContext(), name.drop_back(5)));
@@ -206,14 +213,16 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     int64_t heldRows = llvm::count_if(heldLoads, [](LoadOp l) {
       return isa<RowsType>(l.getSource().getType());
     });
+    VariantAttr variant = getVariant(k);
+    VariantKind kind = kindOf(k);
     std::optional<int64_t> length =
         getConstantIntValue(k.getDomainOp().getLength());
-    if (auto n = k->getAttrOfType<IntegerAttr>(kExactDomainAttr))
-      length = n.getInt();
+    if (kind == VariantKind::exact)
+      length = variant.getLength();
 
     int64_t tpr, chunks = 0;
     bool reread = false;
-    bool manyRows = k->hasAttr(kMinRowsAttr);
+    bool manyRows = kind == VariantKind::rows;
     bool reduces = !k.getBody().getOps<ReduceOp>().empty();
     bool expSum = llvm::any_of(k.getBody().getOps<ReduceOp>(),
                                [](ReduceOp r) { return expSumInput(r); });
@@ -224,24 +233,24 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     // re-reads its row in a rolled loop rather than holding it: its scalar
     // accesses unrolled over a held row made it the larger half of the
     // kernel's code (compile time) at 118-198 registers.
-    auto variant = k->getAttrOfType<StringAttr>(kVariantAttr);
-    bool rolledFallback = variant && variant.getValue() == "any" && reduces;
-    if (auto held = k->getAttrOfType<IntegerAttr>(kHeldChunksAttr)) {
+    bool rolledFallback = kind == VariantKind::any && reduces;
+    if (kind == VariantKind::held) {
       // One chunk a thread: x threads a row by y rows, a block of at most
       // rows-block, as the short rows of kernels of static length take.
-      int64_t block = held.getInt() == 1 ? policy.rowsBlock : maxHeldThreads;
-      if (auto most = k->getAttrOfType<IntegerAttr>(kHeldThreadsAttr))
-        block = std::min(block, most.getInt());
+      int64_t held = variant.getChunks();
+      int64_t block = held == 1 ? policy.rowsBlock : maxHeldThreads;
+      if (variant.getMaxThreads())
+        block = std::min(block, variant.getMaxThreads());
       auto attr = ScheduleAttr::getChecked(
           [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
-          vector, block, int64_t(1), held.getInt(), false, int64_t(1), true,
-          int64_t(0), false, int64_t(0), false);
+          vector, block, int64_t(1), held, false, int64_t(1), true, int64_t(0),
+          false, int64_t(0), false);
       if (!attr)
         return failure();
       k.setScheduleAttr(attr);
       return success();
     }
-    if (k->hasAttr(kMaxRowsAttr)) {
+    if (kind == VariantKind::cluster) {
       // Rows of whole chunks (kgen-make-variants checked) that split evenly
       // (checked above). The forced threads and rows do not apply: a block
       // of a cluster holds one row.
@@ -256,21 +265,17 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       k.setScheduleAttr(attr);
       return success();
     }
-    if (auto most = k->getAttrOfType<IntegerAttr>(kMaxDomainAttr)) {
+    if (kind == VariantKind::warp) {
       // Rows of a range of lengths (kgen-make-variants), a warp each holding
       // up to the longest, several rows a block: the runtime launches as
       // many as the specialized kernel of the row's length would, at most
       // those of the shortest row.
-      auto fewest = k->getAttrOfType<IntegerAttr>(kMinDomainAttr);
-      if (!fewest)
-        return k.emitOpError("has ")
-               << kMaxDomainAttr << " but no " << kMinDomainAttr;
-      int64_t rows =
-          policy.launchedRowsFor(32, llvm::divideCeil(fewest.getInt(), vector));
+      int64_t rows = policy.launchedRowsFor(
+          32, llvm::divideCeil(variant.getMinLength(), vector));
       auto attr = ScheduleAttr::getChecked(
           [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
           vector, int64_t(32), policy.rowsBlock / 32,
-          (int64_t)llvm::divideCeil(most.getInt(), 32 * vector), false,
+          (int64_t)llvm::divideCeil(variant.getMaxLength(), 32 * vector), false,
           int64_t(1), false, rows < policy.rowsBlock / 32 ? rows : int64_t(0),
           false, int64_t(0), false);
       if (!attr)

@@ -19,8 +19,8 @@
 
 // A warp holds rows of max-one-chunk-threads + 1 to 32 x warp-row-chunks
 // chunks (of 8 elements); none when that range is empty.
-// CHECK: kgen.kernel @sumsq_vec_warp({{.*}}kgen.max_domain = 1024 : i64, kgen.min_domain = 520 : i64
-// TUNED: kgen.kernel @sumsq_vec_warp({{.*}}kgen.max_domain = 2048 : i64, kgen.min_domain = 520 : i64
+// CHECK: kgen.kernel @sumsq_vec_warp({{.*}}kgen.variant = #kgen.variant<kind = warp, minLength = 520, maxLength = 1024
+// TUNED: kgen.kernel @sumsq_vec_warp({{.*}}kgen.variant = #kgen.variant<kind = warp, minLength = 520, maxLength = 2048
 // NOWARP-NOT: _vec_warp
 kgen.kernel @sumsq(%x: !kgen.rows<bf16> {kgen.name = "x"},
                    %s: !kgen.scalars<f32> {kgen.name = "s"},
@@ -35,9 +35,9 @@ kgen.kernel @sumsq(%x: !kgen.rows<bf16> {kgen.name = "x"},
 }
 
 // `_vec_rows` is launched from many-rows rows.
-// CHECK: kgen.kernel @norm_vec_rows({{.*}}kgen.min_rows = 8192 : i64
-// TUNED: kgen.kernel @norm_vec_rows({{.*}}kgen.min_rows = 4096 : i64
-// UNSET: kgen.kernel @norm_vec_rows({{.*}}kgen.min_rows = 8192 : i64
+// CHECK: kgen.kernel @norm_vec_rows({{.*}}kgen.variant = #kgen.variant<kind = rows, minRows = 8192>
+// TUNED: kgen.kernel @norm_vec_rows({{.*}}kgen.variant = #kgen.variant<kind = rows, minRows = 4096>
+// UNSET: kgen.kernel @norm_vec_rows({{.*}}kgen.variant = #kgen.variant<kind = rows, minRows = 8192>
 // `_vec`'s rows of 512 chunks launch one a block (64 threads and 256 chunks
 // are met by one row of 128 threads); with min-block-chunks 1024, both rows
 // of the block.

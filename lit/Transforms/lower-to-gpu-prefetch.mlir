@@ -154,7 +154,7 @@ kgen.kernel @two_rows(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x
 
 // -----
 
-// A variant launched from 8192 rows only (kgen.min_rows), 8 rows a block:
+// A variant launched from 8192 rows only (a rows variant's minRows), 8 rows a block:
 // at least 1024 blocks, so no prefetch at the start, in place or not
 // (measured no better, and it spilled); only a later block's row. With 2048
 // rows, 256 blocks (the next case, in place): it keeps the branch, on the
@@ -180,7 +180,7 @@ kgen.kernel @two_rows(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x
 // CHECK: nvvm.prefetch
 kgen.kernel @many_rows(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},
                        %y: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "y"})
-    attributes {dims = {}, kgen.min_rows = 8192 : i64, schedule = #kgen.schedule<vector = 4, threadsPerRow = 32, rowsPerBlock = 8, chunks = 2, reread = false>} {
+    attributes {dims = {}, kgen.variant = #kgen.variant<kind = rows, minRows = 8192>, schedule = #kgen.schedule<vector = 4, threadsPerRow = 32, rowsPerBlock = 8, chunks = 2, reread = false>} {
   %c256 = arith.constant 256 : index
   kgen.domain %c256
   %c0 = arith.constant 0 : index
@@ -192,7 +192,7 @@ kgen.kernel @many_rows(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "
   kgen.return
 }
 kgen.kernel @many_rows_in_place(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"})
-    attributes {dims = {}, kgen.min_rows = 8192 : i64, schedule = #kgen.schedule<vector = 4, threadsPerRow = 32, rowsPerBlock = 8, chunks = 2, reread = false>} {
+    attributes {dims = {}, kgen.variant = #kgen.variant<kind = rows, minRows = 8192>, schedule = #kgen.schedule<vector = 4, threadsPerRow = 32, rowsPerBlock = 8, chunks = 2, reread = false>} {
   %c256 = arith.constant 256 : index
   kgen.domain %c256
   %c0 = arith.constant 0 : index
@@ -204,7 +204,7 @@ kgen.kernel @many_rows_in_place(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen
   kgen.return
 }
 kgen.kernel @many_rows_2048(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"})
-    attributes {dims = {}, kgen.min_rows = 2048 : i64, schedule = #kgen.schedule<vector = 4, threadsPerRow = 32, rowsPerBlock = 8, chunks = 2, reread = false>} {
+    attributes {dims = {}, kgen.variant = #kgen.variant<kind = rows, minRows = 2048>, schedule = #kgen.schedule<vector = 4, threadsPerRow = 32, rowsPerBlock = 8, chunks = 2, reread = false>} {
   %c256 = arith.constant 256 : index
   kgen.domain %c256
   %c0 = arith.constant 0 : index

@@ -355,7 +355,7 @@ kgen.kernel @narrow_launched(
 
 // A dynamic kernel's widest held variant of 4 chunks (two held bf16 rows: 8
 // chunks would pass max-held-elements) split off for more than 256 threads
-// (`_vec_hold4_wide`, kgen.held_wide) keeps two blocks of 448 threads an
+// (`_vec_hold4_wide`, a wide held variant) keeps two blocks of 448 threads an
 // SM: 72 registers, though its block may take 512 threads.
 // CHECK-LABEL: gpu.func @widest_held(
 // CHECK-SAME: nvvm.maxnreg = 72 : i32
@@ -364,7 +364,7 @@ kgen.kernel @widest_held(
     %x1: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x1"},
     %y: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "y"},
     %n: index {kgen.divisibility = 16 : i64, kgen.name = "n"})
-    attributes {dims = {}, kgen.held_wide, schedule = #kgen.schedule<vector = 8, threadsPerRow = 512, rowsPerBlock = 1, chunks = 4, reread = false, launchThreads = true>} {
+    attributes {dims = {}, kgen.variant = #kgen.variant<kind = held, chunks = 4, wide = true>, schedule = #kgen.schedule<vector = 8, threadsPerRow = 512, rowsPerBlock = 1, chunks = 4, reread = false, launchThreads = true>} {
   kgen.domain %n
   %c0 = arith.constant 0 : index
   %v0 = kgen.load %x0[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<?xbf16>
@@ -382,7 +382,7 @@ kgen.kernel @widest_held(
 
 // -----
 
-// The same on at most 256 threads (`_vec_hold4`, kgen.held_threads) keeps
+// The same on at most 256 threads (`_vec_hold4`, a held variant of maxThreads 256) keeps
 // the registers of a held row: 72 cost its blocks of 128 threads up to 30%.
 // CHECK-LABEL: gpu.func @widest_held_narrow(
 // CHECK-SAME: nvvm.maxnreg = 128 : i32

@@ -44,7 +44,7 @@
 // CHECK-NOT: gpu.barrier
 kgen.kernel @copy(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
                   %y: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "y"})
-    attributes {dims = {n = 64 : i64}, kgen.variant = "vec", schedule = #kgen.schedule<vector = 8, threadsPerRow = 8, rowsPerBlock = 32, chunks = 1, reread = false>} {
+    attributes {dims = {n = 64 : i64}, kgen.variant = #kgen.variant<kind = vec>, schedule = #kgen.schedule<vector = 8, threadsPerRow = 8, rowsPerBlock = 32, chunks = 1, reread = false>} {
   %n = arith.constant 64 : index
   kgen.domain %n
   %c0 = arith.constant 0 : index
@@ -643,7 +643,7 @@ kgen.kernel @clus(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},
 // -----
 
 // A dynamic row held a warp a row in 4 chunks a lane (`_vec_warp`): the
-// runtime launches it only on rows of at least kgen.min_domain elements, so
+// runtime launches it only on rows of at least the variant's minLength elements, so
 // chunks 0 and 1 (lanes x 8 elements up to 512 <= 520) need no mask and
 // chunks 2 and 3 are whole or none.
 // CHECK-LABEL: gpu.func @warp_rows(
@@ -652,7 +652,7 @@ kgen.kernel @clus(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},
 // CHECK: gpu.return
 kgen.kernel @warp_rows(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
                        %d: index {kgen.divisibility = 16 : i64, kgen.name = "d"})
-    attributes {dims = {}, kgen.max_domain = 1024 : i64, kgen.min_domain = 520 : i64, schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 4, reread = false, launchRowsPerBlock = 4>} {
+    attributes {dims = {}, kgen.variant = #kgen.variant<kind = warp, minLength = 520, maxLength = 1024>, schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 4, reread = false, launchRowsPerBlock = 4>} {
   kgen.domain %d
   %c0 = arith.constant 0 : index
   %v = kgen.load %x[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<?xbf16>
@@ -670,7 +670,7 @@ kgen.kernel @warp_rows(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = 
 // CHECK: gpu.return
 kgen.kernel @warp_rows_full(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
                             %d: index {kgen.divisibility = 16 : i64, kgen.name = "d"})
-    attributes {dims = {}, kgen.max_domain = 1024 : i64, kgen.min_domain = 1024 : i64, schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 4, reread = false, launchRowsPerBlock = 2>} {
+    attributes {dims = {}, kgen.variant = #kgen.variant<kind = warp, minLength = 1024, maxLength = 1024>, schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 4, reread = false, launchRowsPerBlock = 2>} {
   kgen.domain %d
   %c0 = arith.constant 0 : index
   %v = kgen.load %x[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<?xbf16>

@@ -10,7 +10,7 @@
 // Two bf16 row loads feed the reduction: 1, 2 and 4 chunks fit 64 elements a
 // thread. By default the held variants of up to 4 chunks over 256 threads
 // cover rows up to 8192: only 16384 gets an exact-length variant.
-// DEFAULT: kgen.kernel @sumsq_vec_warp({{.*}}kgen.min_rows = 4096
+// DEFAULT: kgen.kernel @sumsq_vec_warp({{.*}}minRows = 4096>
 // DEFAULT-NOT: _vec_n
 // DEFAULT: kgen.kernel @sumsq_vec_n16384(
 // DEFAULT: kgen.kernel @sumsq_vec_hold1(
@@ -20,7 +20,7 @@
 
 // Held in 2 chunks at most, rows up to 4096 are covered: 16384 keeps its
 // exact variant, 4096 gets none.
-// TUNED: kgen.kernel @sumsq_vec_warp({{.*}}kgen.min_rows = 1024
+// TUNED: kgen.kernel @sumsq_vec_warp({{.*}}minRows = 1024>
 // TUNED-NOT: _vec_n4096
 // TUNED: kgen.kernel @sumsq_vec_n16384(
 // TUNED: kgen.kernel @sumsq_vec_hold1(

@@ -19,7 +19,7 @@
 // CHECK-SAME: i32 {kgen.name = "k"}
 // CHECK-SAME: index {kgen.divisibility = 16 : i64, kgen.name = "d"}
 // CHECK-SAME: index {kgen.divisibility = 1 : i64, kgen.name = "e"})
-// CHECK-SAME: attributes {dims = {}, kgen.variant = "vec"}
+// CHECK-SAME: attributes {dims = {}, kgen.variant = #kgen.variant<kind = vec>}
 // CHECK-NEXT: kgen.domain
 // CHECK-NEXT: arith.constant 3 : index
 // CHECK-NEXT: kgen.load %{{.+}}[%{{.+}}] : !kgen.rows<bf16> -> tensor<?xbf16>
@@ -35,7 +35,7 @@
 // CHECK-SAME: i32 {kgen.name = "k"}
 // CHECK-SAME: index {kgen.divisibility = 1 : i64, kgen.name = "d"}
 // CHECK-SAME: index {kgen.divisibility = 1 : i64, kgen.name = "e"})
-// CHECK-SAME: attributes {dims = {}, kgen.variant = "any"}
+// CHECK-SAME: attributes {dims = {}, kgen.variant = #kgen.variant<kind = any>}
 // CHECK-NEXT: kgen.domain
 // CHECK-NEXT: arith.constant 3 : index
 // CHECK-NEXT: kgen.load %{{.+}}[%{{.+}}] : !kgen.rows<bf16> -> tensor<?xbf16>
@@ -65,17 +65,17 @@ kgen.kernel @k(%x: !kgen.rows<bf16> {kgen.name = "x"},
 // (their registers differ, kgen-lower-to-gpu).
 // CHECK-LABEL: kgen.kernel @sumsq_vec_warp(
 // CHECK-SAME: index {kgen.divisibility = 16 : i64, kgen.name = "d"})
-// CHECK-SAME: attributes {dims = {}, kgen.max_domain = 1024 : i64, kgen.min_domain = 520 : i64, kgen.min_rows = 4096 : i64, kgen.variant = "vec"}
+// CHECK-SAME: attributes {dims = {}, kgen.variant = #kgen.variant<kind = warp, minLength = 520, maxLength = 1024, minRows = 4096>}
 // CHECK-LABEL: kgen.kernel @sumsq_vec_n16384(
 // CHECK-LABEL: kgen.kernel @sumsq_vec_hold1(
-// CHECK-SAME: kgen.held_chunks = 1 : i64
+// CHECK-SAME: kgen.variant = #kgen.variant<kind = held, chunks = 1>
 // CHECK-LABEL: kgen.kernel @sumsq_vec_hold2(
 // CHECK-SAME: index {kgen.divisibility = 16 : i64, kgen.name = "d"})
-// CHECK-SAME: attributes {dims = {}, kgen.held_chunks = 2 : i64, kgen.variant = "vec"}
+// CHECK-SAME: attributes {dims = {}, kgen.variant = #kgen.variant<kind = held, chunks = 2>}
 // CHECK-LABEL: kgen.kernel @sumsq_vec_hold4(
-// CHECK-SAME: kgen.held_chunks = 4 : i64, kgen.held_threads = 256 : i64
+// CHECK-SAME: kgen.variant = #kgen.variant<kind = held, chunks = 4, maxThreads = 256>
 // CHECK-LABEL: kgen.kernel @sumsq_vec_hold4_wide(
-// CHECK-SAME: attributes {dims = {}, kgen.held_chunks = 4 : i64, kgen.held_wide, kgen.variant = "vec"}
+// CHECK-SAME: attributes {dims = {}, kgen.variant = #kgen.variant<kind = held, chunks = 4, wide = true>}
 // CHECK-NOT: hold8
 // CHECK-LABEL: kgen.kernel @sumsq_vec(
 // CHECK-NOT: held_chunks
@@ -100,10 +100,10 @@ kgen.kernel @sumsq(%x: !kgen.rows<bf16> {kgen.name = "x"},
 // assumptions, no clone.
 // CHECK-LABEL: kgen.kernel @done(
 // CHECK-SAME: %{{[a-z0-9]+}}: !kgen.rows<f32> {kgen.name = "x"})
-// CHECK-SAME: attributes {dims = {n = 4 : i64}, kgen.variant = "any"}
+// CHECK-SAME: attributes {dims = {n = 4 : i64}, kgen.variant = #kgen.variant<kind = any>}
 // CHECK-NOT: kgen.kernel
 kgen.kernel @done(%x: !kgen.rows<f32> {kgen.name = "x"})
-    attributes {dims = {n = 4 : i64}, kgen.variant = "any"} {
+    attributes {dims = {n = 4 : i64}, kgen.variant = #kgen.variant<kind = any>} {
   %n = arith.constant 4 : index
   kgen.domain %n
   kgen.return
@@ -111,14 +111,14 @@ kgen.kernel @done(%x: !kgen.rows<f32> {kgen.name = "x"})
 
 // A kernel of static length that reduces, over rows of whole chunks, also
 // gets @NAME_vec_rows before the others, with the _vec assumptions: the
-// runtime launches it on at least kgen.min_rows rows.
+// runtime launches it on at least minRows rows.
 // CHECK-LABEL: kgen.kernel @norm_vec_rows(
 // CHECK-SAME: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"}
-// CHECK-SAME: attributes {dims = {n = 4096 : i64}, kgen.min_rows = 8192 : i64, kgen.variant = "vec"}
+// CHECK-SAME: attributes {dims = {n = 4096 : i64}, kgen.variant = #kgen.variant<kind = rows, minRows = 8192>}
 // CHECK-LABEL: kgen.kernel @norm_vec(
-// CHECK-NOT: kgen.min_rows
+// CHECK-NOT: minRows
 // CHECK-LABEL: kgen.kernel @norm_any(
-// CHECK-NOT: kgen.min_rows
+// CHECK-NOT: minRows
 // CHECK-LABEL: kgen.kernel @tail_vec(
 kgen.kernel @norm(%x: !kgen.rows<bf16> {kgen.name = "x"},
                   %s: !kgen.scalars<f32> {kgen.name = "s"})
@@ -135,12 +135,12 @@ kgen.kernel @norm(%x: !kgen.rows<bf16> {kgen.name = "x"},
 
 // With clusters, a kernel of static length that reduces over rows of at
 // least 256 whole chunks gets @NAME_vec_cluster first: the runtime launches
-// it on at most kgen.max_rows rows, the row's chunks / 64. Not for rows of
+// it on at most maxRows rows, the row's chunks / 64. Not for rows of
 // 4095 or 1024 bf16, nor for a reduction that reads another's result.
 // CLUSTERS-NOT: _vec_cluster
 // CLUSTERS-LABEL: kgen.kernel @norm_vec_cluster(
 // CLUSTERS-SAME: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"}
-// CLUSTERS-SAME: attributes {dims = {n = 4096 : i64}, kgen.max_rows = 8 : i64, kgen.variant = "vec"}
+// CLUSTERS-SAME: attributes {dims = {n = 4096 : i64}, kgen.variant = #kgen.variant<kind = cluster, maxRows = 8>}
 // CLUSTERS-LABEL: kgen.kernel @norm_vec_rows(
 // CLUSTERS-LABEL: kgen.kernel @norm_vec(
 // CLUSTERS-NOT: _vec_cluster
@@ -149,7 +149,7 @@ kgen.kernel @norm(%x: !kgen.rows<bf16> {kgen.name = "x"},
 
 // Not for rows that end inside a chunk (4095 bf16): masking the last chunk
 // made ptxas spill at the schedule _vec_rows takes.
-// CHECK-NOT: kgen.min_rows
+// CHECK-NOT: minRows
 // CHECK-LABEL: kgen.kernel @tail_any(
 kgen.kernel @tail(%x: !kgen.rows<bf16> {kgen.name = "x"},
                   %s: !kgen.scalars<f32> {kgen.name = "s"})
@@ -199,7 +199,7 @@ kgen.kernel @nested(%x: !kgen.rows<f32> {kgen.name = "x"},
 // Nested reductions get a cluster variant from 2048 chunks a row (f32 8192),
 // launched on up to 8 rows.
 // CLUSTERS-LABEL: kgen.kernel @long_nested_vec_cluster(
-// CLUSTERS-SAME: kgen.max_rows = 8 : i64
+// CLUSTERS-SAME: kgen.variant = #kgen.variant<kind = cluster, maxRows = 8>
 kgen.kernel @long_nested(%x: !kgen.rows<f32> {kgen.name = "x"},
                          %s: !kgen.scalars<f32> {kgen.name = "s"})
     attributes {dims = {n = 8192 : i64}} {
@@ -220,7 +220,7 @@ kgen.kernel @long_nested(%x: !kgen.rows<f32> {kgen.name = "x"},
 // launched on up to a row's chunks / 32 rows (its `_vec` takes two levels),
 // at most 32.
 // CLUSTERS-LABEL: kgen.kernel @variance_vec_cluster(
-// CLUSTERS-SAME: kgen.max_rows = 32 : i64
+// CLUSTERS-SAME: kgen.variant = #kgen.variant<kind = cluster, maxRows = 32>
 kgen.kernel @variance(%x: !kgen.rows<f32> {kgen.name = "x"},
                       %s: !kgen.scalars<f32> {kgen.name = "s"})
     attributes {dims = {n = 4096 : i64}} {
@@ -241,7 +241,7 @@ kgen.kernel @variance(%x: !kgen.rows<f32> {kgen.name = "x"},
 }
 
 // CLUSTERS-LABEL: kgen.kernel @long_variance_vec_cluster(
-// CLUSTERS-SAME: kgen.max_rows = 32 : i64
+// CLUSTERS-SAME: kgen.variant = #kgen.variant<kind = cluster, maxRows = 32>
 kgen.kernel @long_variance(%x: !kgen.rows<f32> {kgen.name = "x"},
                            %s: !kgen.scalars<f32> {kgen.name = "s"})
     attributes {dims = {n = 8192 : i64}} {
@@ -264,7 +264,7 @@ kgen.kernel @long_variance(%x: !kgen.rows<f32> {kgen.name = "x"},
 // So does softmax's sum of exp(x - max(x)) (kgen-online-softmax), over
 // rows of at least 1024 chunks, launched on at most a row's chunks / 128.
 // CLUSTERS-LABEL: kgen.kernel @softmax_vec_cluster(
-// CLUSTERS-SAME: kgen.max_rows = 8 : i64
+// CLUSTERS-SAME: kgen.variant = #kgen.variant<kind = cluster, maxRows = 8>
 kgen.kernel @softmax(%x: !kgen.rows<f32> {kgen.name = "x"},
                      %s: !kgen.scalars<f32> {kgen.name = "s"})
     attributes {dims = {n = 4096 : i64}} {

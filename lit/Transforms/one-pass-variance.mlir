@@ -1,6 +1,6 @@
 // RUN: kgen-opt %s -split-input-file --kgen-one-pass-variance | FileCheck %s
 
-// layernorm's variance in a variant for few rows (kgen.max_rows): the sum of
+// layernorm's variance in a variant for few rows (a cluster variant): the sum of
 // squares of x minus its mean (the sum over the row length) becomes one
 // sqdev reduction of x; the mean stays.
 // CHECK-LABEL: kgen.kernel @layernorm(
@@ -15,7 +15,7 @@
 kgen.kernel @layernorm(%x: !kgen.rows<bf16> {kgen.name = "x"},
                        %y: !kgen.rows<bf16> {kgen.name = "y"},
                        %n: index {kgen.name = "n"})
-    attributes {dims = {}, kgen.max_rows = 8 : i64} {
+    attributes {dims = {}, kgen.variant = #kgen.variant<kind = cluster, maxRows = 8>} {
   kgen.domain %n
   %c0 = arith.constant 0 : index
   %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<?xbf16>
@@ -41,7 +41,7 @@ kgen.kernel @layernorm(%x: !kgen.rows<bf16> {kgen.name = "x"},
 
 // Deviations from something other than the mean stay two levels: from the
 // row's max, and from the sum over a constant that is not the row length.
-// So does the variance of a variant for many rows (no kgen.max_rows).
+// So does the variance of a variant for many rows (not a cluster variant).
 // CHECK-LABEL: kgen.kernel @not_the_mean(
 // CHECK-NOT: sqdev
 // CHECK: kgen.reduce sum %{{.+}} : tensor<64xf32> -> f32
@@ -49,7 +49,7 @@ kgen.kernel @layernorm(%x: !kgen.rows<bf16> {kgen.name = "x"},
 // CHECK-NOT: sqdev
 kgen.kernel @not_the_mean(%x: !kgen.rows<f32> {kgen.name = "x"},
                           %y: !kgen.rows<f32> {kgen.name = "y"})
-    attributes {dims = {n = 64 : i64}, kgen.max_rows = 8 : i64} {
+    attributes {dims = {n = 64 : i64}, kgen.variant = #kgen.variant<kind = cluster, maxRows = 8>} {
   %n = arith.constant 64 : index
   kgen.domain %n
   %c0 = arith.constant 0 : index

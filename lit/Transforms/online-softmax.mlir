@@ -1,6 +1,6 @@
 // RUN: kgen-opt %s -split-input-file --kgen-online-softmax | FileCheck %s
 
-// softmax in a variant for few rows (kgen.max_rows): the sum of exp(x -
+// softmax in a variant for few rows (a cluster variant): the sum of exp(x -
 // max(x)) becomes one expsum reduction of x, with the exponential's flags;
 // the max and the exponentials the output reads stay.
 // CHECK-LABEL: kgen.kernel @softmax(
@@ -11,7 +11,7 @@
 // CHECK: kgen.broadcast %[[S]]
 kgen.kernel @softmax(%x: !kgen.rows<bf16> {kgen.name = "x"},
                      %y: !kgen.rows<bf16> {kgen.name = "y"})
-    attributes {dims = {n = 4096 : i64}, kgen.max_rows = 8 : i64} {
+    attributes {dims = {n = 4096 : i64}, kgen.variant = #kgen.variant<kind = cluster, maxRows = 8>} {
   %n = arith.constant 4096 : index
   kgen.domain %n
   %c0 = arith.constant 0 : index
@@ -32,14 +32,14 @@ kgen.kernel @softmax(%x: !kgen.rows<bf16> {kgen.name = "x"},
 // -----
 
 // Not when the exponentials are shifted by another row's max, nor in a
-// variant for many rows (no kgen.max_rows).
+// variant for many rows (not a cluster variant).
 // CHECK-LABEL: kgen.kernel @other_max(
 // CHECK-NOT: expsum
 // CHECK: kgen.reduce sum
 kgen.kernel @other_max(%x: !kgen.rows<f32> {kgen.name = "x"},
                        %z: !kgen.rows<f32> {kgen.name = "z"},
                        %y: !kgen.rows<f32> {kgen.name = "y"})
-    attributes {dims = {n = 64 : i64}, kgen.max_rows = 8 : i64} {
+    attributes {dims = {n = 64 : i64}, kgen.variant = #kgen.variant<kind = cluster, maxRows = 8>} {
   %n = arith.constant 64 : index
   kgen.domain %n
   %c0 = arith.constant 0 : index

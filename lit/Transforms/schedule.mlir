@@ -83,7 +83,7 @@ kgen.kernel @bf16_3584(%x: !kgen.rows<bf16> {kgen.name = "x"},
 // CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 0, reread = true>
 kgen.kernel @bf16_4096_any(%x: !kgen.rows<bf16> {kgen.name = "x"},
                            %y: !kgen.rows<bf16> {kgen.name = "y"})
-    attributes {dims = {n = 4096 : i64}, kgen.variant = "any"} {
+    attributes {dims = {n = 4096 : i64}, kgen.variant = #kgen.variant<kind = any>} {
   %n = arith.constant 4096 : index
   kgen.domain %n
   %c0 = arith.constant 0 : index
@@ -97,7 +97,7 @@ kgen.kernel @bf16_4096_any(%x: !kgen.rows<bf16> {kgen.name = "x"},
 // CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 1, reread = false, tiles = 2>
 kgen.kernel @bf16_4096_elementwise_any(%x: !kgen.rows<bf16> {kgen.name = "x"},
                                        %y: !kgen.rows<bf16> {kgen.name = "y"})
-    attributes {dims = {n = 4096 : i64}, kgen.variant = "any"} {
+    attributes {dims = {n = 4096 : i64}, kgen.variant = #kgen.variant<kind = any>} {
   %n = arith.constant 4096 : index
   kgen.domain %n
   %c0 = arith.constant 0 : index
@@ -326,8 +326,8 @@ kgen.kernel @dynamic_reduce(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.na
   kgen.store %v, %x[%c0] : tensor<?xbf16>, !kgen.rows<bf16>
   kgen.return
 }
-// Held variants (kgen-make-variants' kgen.held_chunks): threads chosen at
-// launch, at most 512 a row of several chunks each (or kgen.held_threads),
+// Held variants (kgen-make-variants' held kind): threads chosen at
+// launch, at most 512 a row of several chunks each (or the variant's maxThreads),
 // one row a block; one chunk a thread takes a block of up to 256 threads, x
 // a row by y rows.
 // CHECK-LABEL: kgen.kernel @held_one(
@@ -338,7 +338,7 @@ kgen.kernel @dynamic_reduce(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.na
 // CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 4, reread = false, launchThreads = true>
 kgen.kernel @held_one(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
                       %d: index {kgen.divisibility = 16 : i64, kgen.name = "d"})
-    attributes {dims = {}, kgen.held_chunks = 1 : i64} {
+    attributes {dims = {}, kgen.variant = #kgen.variant<kind = held, chunks = 1>} {
   kgen.domain %d
   %c0 = arith.constant 0 : index
   %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<?xbf16>
@@ -349,7 +349,7 @@ kgen.kernel @held_one(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "
 }
 kgen.kernel @held_four(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
                        %d: index {kgen.divisibility = 16 : i64, kgen.name = "d"})
-    attributes {dims = {}, kgen.held_chunks = 4 : i64} {
+    attributes {dims = {}, kgen.variant = #kgen.variant<kind = held, chunks = 4>} {
   kgen.domain %d
   %c0 = arith.constant 0 : index
   %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<?xbf16>
@@ -360,7 +360,7 @@ kgen.kernel @held_four(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = 
 }
 kgen.kernel @held_four_narrow(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
                               %d: index {kgen.divisibility = 16 : i64, kgen.name = "d"})
-    attributes {dims = {}, kgen.held_chunks = 4 : i64, kgen.held_threads = 256 : i64} {
+    attributes {dims = {}, kgen.variant = #kgen.variant<kind = held, chunks = 4, maxThreads = 256>} {
   kgen.domain %d
   %c0 = arith.constant 0 : index
   %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<?xbf16>
@@ -369,16 +369,16 @@ kgen.kernel @held_four_narrow(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.
   kgen.store %v, %x[%c0] : tensor<?xbf16>, !kgen.rows<bf16>
   kgen.return
 }
-// Rows of a range of lengths (kgen-make-variants' kgen.min_domain and
-// kgen.max_domain, `_vec_warp`): a warp a row holding the longest, 8 rows a
+// Rows of a range of lengths (kgen-make-variants' warp kind, its
+// minLength and maxLength, `_vec_warp`): a warp a row holding the longest, 8 rows a
 // block, launched on as many as the shortest row's specialized kernel takes
-// (rows of 65 chunks: 4, for 256 chunks a block). Its kgen.min_rows does
+// (rows of 65 chunks: 4, for 256 chunks a block). Its minRows does
 // not make it a `_vec_rows` (which goes when it schedules as its base).
 // CHECK-LABEL: kgen.kernel @warp_rows(
 // CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 32, rowsPerBlock = 8, chunks = 4, reread = false, launchRowsPerBlock = 4>
 kgen.kernel @warp_rows(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
                        %d: index {kgen.divisibility = 16 : i64, kgen.name = "d"})
-    attributes {dims = {}, kgen.min_domain = 520 : i64, kgen.max_domain = 1024 : i64, kgen.min_rows = 4096 : i64} {
+    attributes {dims = {}, kgen.variant = #kgen.variant<kind = warp, minLength = 520, maxLength = 1024, minRows = 4096>} {
   kgen.domain %d
   %c0 = arith.constant 0 : index
   %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<?xbf16>
@@ -421,7 +421,7 @@ kgen.kernel @bf16_11008_elementwise(%x: !kgen.rows<bf16> {kgen.name = "x"},
   kgen.return
 }
 
-// A variant for many rows (kgen.min_rows): one row per block, at most 128
+// A variant for many rows (the rows kind): one row per block, at most 128
 // threads per row (bf16 8192: 128 x 8 chunks, where _vec takes 256 x 4).
 // CHECK-LABEL: kgen.kernel @many_vec_rows(
 // CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 128, rowsPerBlock = 1, chunks = 8, reread = false>
@@ -429,7 +429,7 @@ kgen.kernel @bf16_11008_elementwise(%x: !kgen.rows<bf16> {kgen.name = "x"},
 // CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 4, reread = false>
 kgen.kernel @many_vec_rows(%x: !kgen.rows<bf16> {kgen.name = "x"},
                            %s: !kgen.scalars<f32> {kgen.name = "s"})
-    attributes {dims = {n = 8192 : i64}, kgen.min_rows = 8192 : i64} {
+    attributes {dims = {n = 8192 : i64}, kgen.variant = #kgen.variant<kind = rows, minRows = 8192>} {
   %n = arith.constant 8192 : index
   kgen.domain %n
   %c0 = arith.constant 0 : index
@@ -459,7 +459,7 @@ kgen.kernel @many_vec(%x: !kgen.rows<bf16> {kgen.name = "x"},
 // CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 64, rowsPerBlock = 4, chunks = 4, reread = false, launchRowsPerBlock = 1>
 kgen.kernel @short_vec_rows(%x: !kgen.rows<bf16> {kgen.name = "x"},
                             %s: !kgen.scalars<f32> {kgen.name = "s"})
-    attributes {dims = {n = 2048 : i64}, kgen.min_rows = 8192 : i64} {
+    attributes {dims = {n = 2048 : i64}, kgen.variant = #kgen.variant<kind = rows, minRows = 8192>} {
   %n = arith.constant 2048 : index
   kgen.domain %n
   %c0 = arith.constant 0 : index
@@ -490,7 +490,7 @@ kgen.kernel @short_vec(%x: !kgen.rows<bf16> {kgen.name = "x"},
 // CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 512, rowsPerBlock = 1, chunks = 4, reread = false>
 kgen.kernel @long_vec_rows(%x: !kgen.rows<bf16> {kgen.name = "x"},
                            %s: !kgen.scalars<f32> {kgen.name = "s"})
-    attributes {dims = {n = 16384 : i64}, kgen.min_rows = 8192 : i64} {
+    attributes {dims = {n = 16384 : i64}, kgen.variant = #kgen.variant<kind = rows, minRows = 8192>} {
   %n = arith.constant 16384 : index
   kgen.domain %n
   %c0 = arith.constant 0 : index
@@ -556,7 +556,7 @@ kgen.kernel @long_expsum_vec(%x: !kgen.rows<bf16> {kgen.name = "x"},
 // CHECK-NOT: kgen.kernel @huge_vec_rows(
 kgen.kernel @huge_vec_rows(%x: !kgen.rows<bf16> {kgen.name = "x"},
                            %s: !kgen.scalars<f32> {kgen.name = "s"})
-    attributes {dims = {n = 65536 : i64}, kgen.min_rows = 8192 : i64} {
+    attributes {dims = {n = 65536 : i64}, kgen.variant = #kgen.variant<kind = rows, minRows = 8192>} {
   %n = arith.constant 65536 : index
   kgen.domain %n
   %c0 = arith.constant 0 : index
@@ -567,7 +567,7 @@ kgen.kernel @huge_vec_rows(%x: !kgen.rows<bf16> {kgen.name = "x"},
   kgen.return
 }
 
-// A variant for few rows (kgen.max_rows): the row over a cluster of blocks,
+// A variant for few rows (the cluster kind): the row over a cluster of blocks,
 // equal spans of whole warps, about 128 chunks a block (bf16 4096: 4 blocks
 // of 128 threads x 1 chunk; 16384: 8 of 256 x 1). The forced threads and
 // rows do not apply. A row no 2 to 8 blocks split so (bf16 11008, 43 warps)
@@ -581,7 +581,7 @@ kgen.kernel @huge_vec_rows(%x: !kgen.rows<bf16> {kgen.name = "x"},
 // CHECK-NOT: kgen.kernel @oddfew_vec_cluster(
 kgen.kernel @few_vec_cluster(%x: !kgen.rows<bf16> {kgen.name = "x"},
                              %s: !kgen.scalars<f32> {kgen.name = "s"})
-    attributes {dims = {n = 4096 : i64}, kgen.max_rows = 8 : i64} {
+    attributes {dims = {n = 4096 : i64}, kgen.variant = #kgen.variant<kind = cluster, maxRows = 8>} {
   %n = arith.constant 4096 : index
   kgen.domain %n
   %c0 = arith.constant 0 : index
@@ -593,7 +593,7 @@ kgen.kernel @few_vec_cluster(%x: !kgen.rows<bf16> {kgen.name = "x"},
 }
 kgen.kernel @longfew_vec_cluster(%x: !kgen.rows<bf16> {kgen.name = "x"},
                                  %s: !kgen.scalars<f32> {kgen.name = "s"})
-    attributes {dims = {n = 16384 : i64}, kgen.max_rows = 8 : i64} {
+    attributes {dims = {n = 16384 : i64}, kgen.variant = #kgen.variant<kind = cluster, maxRows = 8>} {
   %n = arith.constant 16384 : index
   kgen.domain %n
   %c0 = arith.constant 0 : index
@@ -605,7 +605,7 @@ kgen.kernel @longfew_vec_cluster(%x: !kgen.rows<bf16> {kgen.name = "x"},
 }
 kgen.kernel @oddfew_vec_cluster(%x: !kgen.rows<bf16> {kgen.name = "x"},
                                 %s: !kgen.scalars<f32> {kgen.name = "s"})
-    attributes {dims = {n = 11008 : i64}, kgen.max_rows = 8 : i64} {
+    attributes {dims = {n = 11008 : i64}, kgen.variant = #kgen.variant<kind = cluster, maxRows = 8>} {
   %n = arith.constant 11008 : index
   kgen.domain %n
   %c0 = arith.constant 0 : index
