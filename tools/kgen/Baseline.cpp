@@ -377,9 +377,12 @@ DiffResult diffBaselines(const Baseline &before, const Baseline &after,
 namespace {
 
 /// Measures `sel` as `kgen baseline`/`diff` do; prints build failures.
+/// Kernels of `reuse` (saved with the same ptxas) whose PTX is unchanged
+/// keep its numbers rather than being assembled again.
 bool measure(const Selection &sel, const codegen::CompileOptions &base,
              unsigned threads, const BaselineTools &t, bool keepText,
-             Baseline &out, std::vector<Job> &jobs) {
+             Baseline &out, std::vector<Job> &jobs,
+             const Baseline *reuse = nullptr) {
   std::string err;
   if (!planJobs(sel, jobs, err)) {
     llvm::errs() << "kgen: error: " << err << "\n";
@@ -396,7 +399,18 @@ bool measure(const Selection &sel, const codegen::CompileOptions &base,
   m.cuobjdump = findTool("cuobjdump", t.cuobjdump, t.cudaPath, noSass);
   out.ptxas = toolVersion(m.ptxas);
   out.selection = sel;
-  measureJobs(jobs, base, threads, m, out.kernels);
+  std::map<std::string, const KernelMetrics *> known;
+  if (reuse && reuse->ptxas == out.ptxas) {
+    for (const KernelMetrics &k : reuse->kernels)
+      known[k.name] = &k;
+    m.known = &known;
+  }
+  size_t reused = measureJobs(jobs, base, threads, m, out.kernels);
+  if (reused)
+    llvm::errs() << fmt::format("kgen: {} of {} kernels have the baseline's "
+                                "PTX: their ptxas numbers are the "
+                                "baseline's\n",
+                                reused, jobs.size());
   bool ok = true;
   for (const Job &j : jobs)
     if (!j.ok) {
@@ -483,7 +497,7 @@ int runDiff(const std::string &path, const DiffOptions &opts,
   }
   std::vector<Job> jobs;
   bool built = measure(before.selection, base, threads, t, !lintConfig.empty(),
-                       after, jobs);
+                       after, jobs, &before);
   int violations = 0;
   if (!lintConfig.empty())
     for (const KernelMetrics &k : after.kernels) {

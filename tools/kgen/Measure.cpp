@@ -6,6 +6,8 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <fmt/format.h>
+
+#include <atomic>
 #include <regex>
 
 namespace kgen::tools {
@@ -123,10 +125,11 @@ static uint64_t fnv1a(const std::string &s) {
   return h;
 }
 
-void measureJobs(std::vector<Job> &jobs, const codegen::CompileOptions &base,
-                 unsigned threads, const MeasureOptions &opts,
-                 std::vector<KernelMetrics> &out) {
+size_t measureJobs(std::vector<Job> &jobs, const codegen::CompileOptions &base,
+                   unsigned threads, const MeasureOptions &opts,
+                   std::vector<KernelMetrics> &out) {
   std::vector<KernelMetrics> all(jobs.size());
+  std::atomic<size_t> reused = 0;
   compileJobs(jobs, base, codegen::Stage::Ptx, threads, [&](Job &j) {
     KernelMetrics &k = all[&j - jobs.data()];
     k.name = j.name;
@@ -136,6 +139,22 @@ void measureJobs(std::vector<Job> &jobs, const codegen::CompileOptions &base,
     k.length = j.length;
     k.ptxLines = std::count(j.art.ptx.begin(), j.art.ptx.end(), '\n');
     k.ptxHash = fnv1a(j.art.ptx);
+    if (opts.known && opts.cuobjdump.empty()) {
+      auto it = opts.known->find(j.name);
+      if (it != opts.known->end() && it->second->ptxHash == k.ptxHash) {
+        k.entries = it->second->entries;
+        for (EntryMetrics &e : k.entries)
+          e.sassInstructions = -1; // as measured without cuobjdump
+        if (opts.keepText) {
+          std::map<std::string, std::string> ptx = ptxEntries(j.art.ptx);
+          for (EntryMetrics &e : k.entries)
+            e.ptx = ptx[j.name + "_" + e.variant];
+        }
+        ++reused;
+        j.art = codegen::Artifact();
+        return;
+      }
+    }
     std::string cubin, report;
     if (!runPtxas(opts.ptxas, j.arch, j.art.ptx, /*verbose=*/true, cubin,
                   report, j.error) ||
@@ -172,6 +191,7 @@ void measureJobs(std::vector<Job> &jobs, const codegen::CompileOptions &base,
   for (size_t i = 0; i < jobs.size(); ++i)
     if (jobs[i].ok)
       out.push_back(std::move(all[i]));
+  return reused;
 }
 
 } // namespace kgen::tools

@@ -59,14 +59,18 @@ struct MeasureOptions {
   std::string ptxas;     ///< required
   std::string cuobjdump; ///< "" : SASS not measured
   bool keepText = false; ///< keep each entry's PTX and SASS (lint)
+  /// Kernels measured before with this ptxas and no cuobjdump (a baseline's),
+  /// by name: one whose PTX hashes the same takes their numbers and skips
+  /// ptxas, which gives the same PTX the same numbers.
+  const std::map<std::string, const KernelMetrics *> *known = nullptr;
 };
 
 /// Compiles `jobs` and measures each one that compiled; a kernel that fails
 /// to compile or assemble keeps ok = false and its error. `out` is in job
-/// order, one per job that succeeded.
-void measureJobs(std::vector<Job> &jobs, const codegen::CompileOptions &base,
-                 unsigned threads, const MeasureOptions &opts,
-                 std::vector<KernelMetrics> &out);
+/// order, one per job that succeeded. Returns how many took `known` numbers.
+size_t measureJobs(std::vector<Job> &jobs, const codegen::CompileOptions &base,
+                   unsigned threads, const MeasureOptions &opts,
+                   std::vector<KernelMetrics> &out);
 
 } // namespace kgen::tools
 
