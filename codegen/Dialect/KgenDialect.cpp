@@ -40,13 +40,12 @@ Type mlir::kgen::getTensorElementType(Type t) {
       .Default([](Type) { return Type(); });
 }
 
-LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                   int64_t vector, int64_t threadsPerRow,
-                                   int64_t rowsPerBlock, int64_t chunks,
-                                   bool reread, int64_t tiles,
-                                   bool launchThreads,
-                                   int64_t launchRowsPerBlock, bool cluster,
-                                   int64_t maxRegisters, bool busyRow) {
+LogicalResult ScheduleAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t vector,
+    int64_t threadsPerRow, int64_t rowsPerBlock, int64_t chunks, bool reread,
+    int64_t tiles, bool launchThreads, int64_t launchRowsPerBlock, bool cluster,
+    int64_t maxRegisters, bool busyRow, int64_t prefetchBlocks,
+    bool prefetchFirst, bool prefetchLines, bool prefetchAhead) {
   if (vector < 1 || vector > 16)
     return emitError() << "vector must be in [1, 16], got " << vector;
   if (threadsPerRow < 1 || threadsPerRow > 1024 ||
@@ -99,7 +98,31 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << maxRegisters;
   if (busyRow && !maxRegisters)
     return emitError() << "busyRow needs a register cap (maxRegisters > 0)";
+  if (prefetchBlocks < 0 ||
+      ((prefetchFirst || prefetchLines) && !prefetchBlocks))
+    return emitError() << "prefetchFirst and prefetchLines need prefetchBlocks "
+                          "> 0, got "
+                       << prefetchBlocks;
+  if ((prefetchBlocks || prefetchAhead) && reread)
+    return emitError() << "only rows held in registers are prefetched";
   return success();
+}
+
+ScheduleAttr ScheduleAttr::withRegisters(int64_t maxRegisters,
+                                         bool busyRow) const {
+  return get(getContext(), getVector(), getThreadsPerRow(), getRowsPerBlock(),
+             getChunks(), getReread(), getTiles(), getLaunchThreads(),
+             getLaunchRowsPerBlock(), getCluster(), maxRegisters, busyRow,
+             getPrefetchBlocks(), getPrefetchFirst(), getPrefetchLines(),
+             getPrefetchAhead());
+}
+
+ScheduleAttr ScheduleAttr::withPrefetch(int64_t blocks, bool first, bool lines,
+                                        bool ahead) const {
+  return get(getContext(), getVector(), getThreadsPerRow(), getRowsPerBlock(),
+             getChunks(), getReread(), getTiles(), getLaunchThreads(),
+             getLaunchRowsPerBlock(), getCluster(), getMaxRegisters(),
+             getBusyRow(), blocks, first, lines, ahead);
 }
 
 LogicalResult VariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,

@@ -78,6 +78,20 @@ def Kgen_ScheduleAttr : AttrDef<Kgen_Dialect, "Schedule"> {
     decided): the registers a thread may take (`.maxnreg`). `busyRow`: the
     row is held under a cap for three blocks an SM, which the lowering
     meets by recomputing values after each barrier rather than keeping them.
+    The prefetches (kgen-prefetch): `prefetchBlocks` > 0, the held row's
+    lines go to L2 before the kernel waits on the grids ahead, in grids of
+    at most that many blocks, or with `prefetchFirst` in the first that
+    many blocks of any grid; `prefetchLines`: the row's lines are split
+    over its threads rather than prefetched a chunk at a time.
+    `prefetchAhead`: once its loads are issued, a block prefetches the row
+    of a later block.
+  }];
+  let extraClassDeclaration = [{
+    /// This schedule with kgen-occupancy's decisions.
+    ScheduleAttr withRegisters(int64_t maxRegisters, bool busyRow) const;
+    /// This schedule with kgen-prefetch's decisions.
+    ScheduleAttr withPrefetch(int64_t blocks, bool first, bool lines,
+                              bool ahead) const;
   }];
   let parameters = (ins "int64_t":$vector, "int64_t":$threadsPerRow,
                         "int64_t":$rowsPerBlock, "int64_t":$chunks,
@@ -87,7 +101,11 @@ def Kgen_ScheduleAttr : AttrDef<Kgen_Dialect, "Schedule"> {
                         DefaultValuedParameter<"int64_t", "0">:$launchRowsPerBlock,
                         DefaultValuedParameter<"bool", "false">:$cluster,
                         DefaultValuedParameter<"int64_t", "0">:$maxRegisters,
-                        DefaultValuedParameter<"bool", "false">:$busyRow);
+                        DefaultValuedParameter<"bool", "false">:$busyRow,
+                        DefaultValuedParameter<"int64_t", "0">:$prefetchBlocks,
+                        DefaultValuedParameter<"bool", "false">:$prefetchFirst,
+                        DefaultValuedParameter<"bool", "false">:$prefetchLines,
+                        DefaultValuedParameter<"bool", "false">:$prefetchAhead);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

@@ -112,7 +112,10 @@ LogicalResult addKgenStage(OpPassManager &pm, const Arch &arch,
   pm.addPass(mlir::kgen::createKgenVectorize());
   if (failed(add(pm, mlir::kgen::createKgenOccupancy(),
                  {{"registers-per-sm", std::to_string(caps.registersPerSM)}},
-                 profile, tuned, error)))
+                 profile, tuned, error)) ||
+      failed(add(pm, mlir::kgen::createKgenPrefetch(),
+                 {{"prefetch", flag(caps.gridDependency)}}, profile, tuned,
+                 error)))
     return failure();
   return success();
 }
@@ -122,8 +125,7 @@ LogicalResult addGpuStage(OpPassManager &pm, const Arch &arch,
                           const TuningProfile &profile,
                           std::set<std::string> &tuned, std::string &error) {
   const TargetCaps &caps = arch.caps;
-  if (failed(add(pm, mlir::kgen::createKgenLowerToGPU(),
-                 {{"prefetch", flag(caps.gridDependency)}}, profile, tuned,
+  if (failed(add(pm, mlir::kgen::createKgenLowerToGPU(), {}, profile, tuned,
                  error)))
     return failure();
   mlir::kgen::KgenExpandFP8Options fp8;

@@ -6,7 +6,7 @@
 // every kernel waits with `griddepcontrol.wait` (until the kernels before
 // it have completed and their writes are visible; a no-op when launched
 // without the attribute) before any memory access, then lets its own
-// dependents launch. L2 prefetches (kgen-lower-to-gpu's `prefetch`) may go
+// dependents launch. L2 prefetches (kgen-prefetch's `prefetch`) may go
 // before the wait: a prefetch is a hint that changes no value, so it may run
 // while the grids ahead still write, and the loads after the wait find their
 // lines in L2. The runtime launches kernels whose spec says

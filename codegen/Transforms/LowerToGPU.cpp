@@ -110,24 +110,13 @@ void RowLowering::emitPrologue() {
     }
   }
   kernel.walk([&](StoreOp s) {
-    for (Value r : roots(s.getDest()))
+    for (Value r : tensorRoots(s.getDest()))
       written.insert(r);
   });
 }
 
-SmallVector<Value> RowLowering::roots(Value tensor) {
-  Operation *op = tensor.getDefiningOp();
-  if (!op)
-    return {tensor};
-  if (auto g = dyn_cast<GroupOp>(op))
-    return roots(g.getSource());
-  if (auto g = dyn_cast<GatherOp>(op))
-    return roots(g.getTable());
-  return llvm::to_vector(cast<HeadsOp>(op).getParts());
-}
-
 bool RowLowering::isWritten(Value tensor) {
-  return llvm::any_of(roots(tensor),
+  return llvm::any_of(tensorRoots(tensor),
                       [&](Value r) { return written.contains(r); });
 }
 
@@ -368,7 +357,7 @@ bool RowLowering::loadsUnread(Value v, Chunk &c,
     if (!op)
       continue;
     if (auto l = dyn_cast<LoadOp>(op)) {
-      if (llvm::any_of(roots(l.getSource()),
+      if (llvm::any_of(tensorRoots(l.getSource()),
                        [&](Value r) { return written.contains(r); }))
         return true;
       continue;
@@ -389,7 +378,7 @@ void RowLowering::emitStores(Chunk &c, std::optional<int> level) {
   // is computed before that store (two loads of a row, one after the store).
   auto readFirst = [&](size_t i, StoreOp s) {
     DenseSet<Value> written;
-    for (Value r : roots(s.getDest()))
+    for (Value r : tensorRoots(s.getDest()))
       written.insert(r);
     for (StoreOp later : ArrayRef(stores).drop_front(i + 1))
       if (loadsUnread(later.getValue(), c, written))
@@ -488,39 +477,24 @@ void RowLowering::prefetchLines(LoadOp l, int64_t count) {
 
 /// The lines this thread's chunks will load, into L2 before the first memory
 /// access: kgen-grid-dependency puts its wait after these, so that a kernel
-/// launched behind another fetches them while that one runs. In a larger
-/// grid only its first prefetch-blocks blocks prefetch: they are the ones
-/// placed while the grid ahead drains. A kernel that writes a row it loads
-/// (fused_add_rmsnorm, rope) keeps to grids of at most prefetch-blocks; so
-/// do the kernels prefetchFirstBlocks names. A vector every row reads (a
-/// weight) is prefetched by row 0's threads only: a prefetch goes to L2
-/// each time, where the weight's loads hit L1. A gathered row is not
-/// prefetched (its address needs the index, a load); the rest of the kernel
-/// is, rows of 8 chunks a thread included (prefetchLines)
+/// launched behind another fetches them while that one runs. Which grids and
+/// blocks prefetch, and whether by lines, is the schedule's (kgen-prefetch).
+/// A vector every row reads (a weight) is prefetched by row 0's threads
+/// only: a prefetch goes to L2 each time, where the weight's loads hit L1.
+/// A gathered row is not prefetched (its address needs the index, a load)
 /// (bench/results/lowering-decisions.md).
 void RowLowering::emitPrefetches(MutableArrayRef<Chunk> chunks) {
-  auto perRow = [](Value source) {
-    return isa<RowsType>(source.getType()) &&
-           (isa<BlockArgument>(source) || source.getDefiningOp<HeadsOp>());
-  };
-  // A gathered row's address needs its index, a load: after the wait.
   SmallVector<LoadOp> rowLoads, shared;
-  for (LoadOp l : kernel.getBody().getOps<LoadOp>())
-    if (isRowValue(l.getResult()) && !l.getSource().getDefiningOp<GatherOp>())
-      (perRow(l.getSource()) ? rowLoads : shared).push_back(l);
+  prefetchedLoads(kernel, rowLoads, shared);
   auto count = static_cast<int64_t>(chunks.size());
-  bool lines = count > prefetchChunks;
-  // Not two rows of 8 chunks a thread (fused_add_rmsnorm's x and residual):
-  // they lost (bench/results/lowering-decisions.md).
-  if (lines && rowLoads.size() > 1)
-    return;
-  // Which blocks prefetch (see above): the first prefetch-blocks of the
+  bool lines = sched.getPrefetchLines();
+  // Which blocks prefetch (kgen-prefetch): the first prefetchBlocks of the
   // grid, or every block of a grid of at most that many.
-  bool first = prefetchFirstBlocks(lines);
+  bool first = sched.getPrefetchFirst();
   Value which =
       first ? gpu::BlockIdOp::create(b, loc, gpu::Dimension::x).getResult()
             : gpu::GridDimOp::create(b, loc, gpu::Dimension::x).getResult();
-  Value most = cIndex(prefetchBlocks);
+  Value most = cIndex(sched.getPrefetchBlocks());
   Value few = arith::CmpIOp::create(
       b, loc, first ? arith::CmpIPredicate::ult : arith::CmpIPredicate::ule,
       which, most);
@@ -563,15 +537,11 @@ void RowLowering::emitPrefetches(MutableArrayRef<Chunk> chunks) {
 /// once this row's loads are issued: by the time its block starts, a later
 /// block finds that row in L2, and the memory keeps busy while blocks
 /// reduce. Much further ahead the prefetched lines no longer stay in L2.
-/// With `prefetchAhead` (measured on sm_90), not in a cluster's few rows,
-/// and only where the row reduces: the element-wise kernels already reach
-/// memcpy's rate without it. Not in grids of at most prefetch-ahead-min-rows
-/// rows: those rows are mostly resident at once, loading their own. Not
-/// where a stored row is narrower than the loaded one (fp8 outputs), which
-/// lost (bench/results/lowering-decisions.md).
+/// Where the schedule's prefetchAhead says (kgen-prefetch). Not in grids of
+/// at most prefetch-ahead-min-rows rows: those rows are mostly resident at
+/// once, loading their own (bench/results/lowering-decisions.md).
 void RowLowering::emitPrefetchAhead(int64_t count) {
-  if (!prefetchAhead || sched.getCluster() || reduces.empty() ||
-      storesNarrowerRow(kernel))
+  if (!sched.getPrefetchAhead())
     return;
   SmallVector<LoadOp> loads;
   int64_t bytes = 0; // a row's bytes per element, loaded
@@ -611,43 +581,13 @@ void RowLowering::emitPrefetchAhead(int64_t count) {
   }
 }
 
-/// Whether the first prefetch-blocks blocks of any grid prefetch (else only
-/// grids of at most that many): not in a kernel that writes a row it loads
-/// (measured slower), nor in one that reads rows chosen by another index
-/// (kgen.group, heads, gather; adaln_rmsnorm bf16 8192 then spilled 8 bytes
-/// on sm_90), nor where the row's `lines` are split over its threads (8
-/// chunks a thread: the dynamic rmsnorm_quant_dynamic's `_vec_n16384`
-/// spilled 14 bytes at 80 registers).
-bool RowLowering::prefetchFirstBlocks(bool lines) {
-  if (lines)
-    return false;
-  if (readsMappedRows(kernel))
-    return false;
-  return llvm::none_of(kernel.getBody().getOps<LoadOp>(), [&](LoadOp l) {
-    return isRowValue(l.getResult()) && isWritten(l.getSource());
-  });
-}
-
-/// Whether the variant is launched only on grids past prefetch-blocks (its
-/// variant's minRows: `_vec_rows`). It does not prefetch: in place the branch
-/// is never taken; otherwise only its first blocks would, for -1.3 to +3.1%
-/// (`_vec_rows`, 16384 and 65536 rows of 8192).
-bool RowLowering::alwaysManyBlocks() {
-  VariantAttr variant = getVariant(kernel);
-  int64_t minRows = variant ? variant.getMinRows() : 0;
-  return minRows &&
-         int64_t(llvm::divideCeil(minRows, sched.getRowsPerBlock())) *
-                 std::max<int64_t>(sched.getTiles(), 1) >
-             prefetchBlocks;
-}
-
 /// The row stays in registers: `count` chunks are unrolled and their values
 /// (the loads above all) are reused by every phase.
 void RowLowering::emitInRegisters(int64_t count) {
   SmallVector<Chunk> chunks;
   for (int64_t j = 0; j < count; ++j)
     chunks.push_back(makeChunk(cIndex(j), j));
-  if (prefetch && !alwaysManyBlocks())
+  if (sched.getPrefetchBlocks())
     emitPrefetches(chunks);
   emitGathers();
   // Peers write this block's memory once it runs (see ClusterReduce.cpp).
@@ -677,11 +617,11 @@ void RowLowering::emitInRegisters(int64_t count) {
   DenseSet<Value> loadedLate;
   for (LoadOp l : kernel.getBody().getOps<LoadOp>())
     if (isRowValue(l.getResult()) && !held.contains(l))
-      for (Value r : roots(l.getSource()))
+      for (Value r : tensorRoots(l.getSource()))
         loadedLate.insert(r);
   bool early =
       llvm::none_of(kernel.getBody().getOps<StoreOp>(), [&](StoreOp s) {
-        return llvm::any_of(roots(s.getDest()),
+        return llvm::any_of(tensorRoots(s.getDest()),
                             [&](Value r) { return loadedLate.contains(r); });
       });
   for (int level = 0; level <= maxLevel; ++level) {
@@ -987,8 +927,7 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
                   int64_t most = kMaxTuningValue) {
       return succeeded(checkOption(ctx, *this, option, least, most));
     };
-    return success(ok(clusterPreloadChunks, 0) && ok(prefetchChunks, 0) &&
-                   ok(prefetchBlocks, 0) && ok(prefetchAheadBytes, 1) &&
+    return success(ok(clusterPreloadChunks, 0) && ok(prefetchAheadBytes, 1) &&
                    ok(prefetchAheadMinRows, 0));
   }
 
@@ -1010,9 +949,9 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
   }
 
   LogicalResult lower(KernelOp k, gpu::GPUModuleOp gpuModule) {
-    ScheduleAttr s = k.getScheduleAttr();
+    ScheduleAttr s = requireSchedule(k);
     if (!s)
-      return k.emitOpError("needs a schedule; run kgen-schedule first");
+      return failure();
     if (!s.getMaxRegisters())
       return k.emitOpError("needs a register cap; run kgen-occupancy first");
     MLIRContext *ctx = k.getContext();
@@ -1086,11 +1025,7 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
     RowLowering lowering(b, k, func);
     lowering.busyRow = s.getBusyRow();
     lowering.maxRegisters = s.getMaxRegisters();
-    lowering.prefetch = prefetch;
-    lowering.prefetchAhead = prefetchAhead;
     lowering.clusterPreloadChunks = clusterPreloadChunks;
-    lowering.prefetchChunks = prefetchChunks;
-    lowering.prefetchBlocks = prefetchBlocks;
     lowering.prefetchAheadBytes = prefetchAheadBytes;
     lowering.prefetchAheadMinRows = prefetchAheadMinRows;
     lowering.clusterSlots = clusterSlots;

@@ -98,18 +98,12 @@ struct Occupancy : ::mlir::kgen::impl::KgenOccupancyBase<Occupancy> {
 
   void runOnOperation() override {
     getOperation().walk([&](KernelOp k) {
-      ScheduleAttr s = k.getScheduleAttr();
-      if (!s) {
-        k.emitOpError("needs a schedule; run kgen-schedule first");
+      ScheduleAttr s = requireSchedule(k);
+      if (!s)
         return signalPassFailure();
-      }
       bool busyRow =
           busyRows && keepsThreeBlocks(k, s, busyRowChunks, busyRowBlock);
-      k.setScheduleAttr(ScheduleAttr::get(
-          k.getContext(), s.getVector(), s.getThreadsPerRow(),
-          s.getRowsPerBlock(), s.getChunks(), s.getReread(), s.getTiles(),
-          s.getLaunchThreads(), s.getLaunchRowsPerBlock(), s.getCluster(),
-          registerCap(k, s, busyRow), busyRow));
+      k.setScheduleAttr(s.withRegisters(registerCap(k, s, busyRow), busyRow));
     });
   }
 

@@ -63,12 +63,29 @@ SmallVector<LoadOp> widerSharedLoads(KernelOp kernel, int64_t &heldBytes);
 /// width in loads of the held rows' width.
 int64_t heldLoadCount(KernelOp kernel);
 
+/// `kernel`'s schedule; null, with an error on the kernel, when
+/// kgen-schedule has not run: the passes after it take no default.
+ScheduleAttr requireSchedule(KernelOp kernel);
+
 /// 32-bit registers that `elements` elements of `l`'s tensor take as loaded.
 int64_t loadedWords(LoadOp l, int64_t elements);
 
 /// Whether every one of `loads` moves more than one element per access (the
 /// `_vec` variants; the `_any` fallback accesses elements one by one).
 bool allVectorized(ArrayRef<LoadOp> loads);
+
+/// The kernel arguments under a tensor value (itself, or a row map's).
+SmallVector<Value> tensorRoots(Value tensor);
+
+/// Whether a row `kernel` loads is one it also stores (fused_add_rmsnorm's
+/// residual, rope in place).
+bool loadsAStoredRow(KernelOp kernel);
+
+/// The row loads a held kernel prefetches, split into rows of its own
+/// (`perRow`) and rows it shares with others (weights, grouped rows); a
+/// gathered row's address needs a load, so it is in neither.
+void prefetchedLoads(KernelOp kernel, SmallVectorImpl<LoadOp> &perRow,
+                     SmallVectorImpl<LoadOp> &shared);
 
 /// Whether `kernel` reads rows chosen by another index (kgen.group, heads,
 /// gather).

@@ -250,6 +250,33 @@ def KgenOccupancy : Pass<"kgen-occupancy", "ModuleOp"> {
   ];
 }
 
+def KgenPrefetch : Pass<"kgen-prefetch", "ModuleOp"> {
+  let summary = "Decide which held rows are prefetched to L2, and how";
+  let description = [{
+    Sets each held kernel's prefetches in its `#kgen.schedule`
+    (`prefetchBlocks`, `prefetchFirst`, `prefetchLines`, `prefetchAhead`):
+    with `prefetch` (kernels that wait on the grids before them), the held
+    row's lines go to L2 before the wait, in grids of at most
+    prefetch-blocks blocks or in the first prefetch-blocks blocks of any
+    grid; with `prefetch-ahead`, a block of a kernel that reduces prefetches
+    a later block's row once its own loads are issued.
+  }];
+  let options = [
+    Option<"prefetch", "prefetch", "bool", "false",
+           "Prefetch a held row's lines to L2 before any memory access (for "
+           "kernels that wait on the grids before them; the target's)">,
+    // Tuning (a profile sets these; codegen/Profiles).
+    Option<"prefetchAhead", "prefetch-ahead", "bool", "false",
+           "Once a held row's loads are issued, prefetch a later block's row "
+           "to L2 (measured on sm_90)">,
+    Option<"prefetchChunks", "prefetch-chunks", "int64_t", "4",
+           "Chunks a thread holds up to which it prefetches its own chunks' "
+           "lines">,
+    Option<"prefetchBlocks", "prefetch-blocks", "int64_t", "256",
+           "The largest grid whose every block prefetches">
+  ];
+}
+
 def KgenLowerToGPU : Pass<"kgen-lower-to-gpu", "ModuleOp"> {
   let summary = "Lower scheduled row programs to gpu.func kernels";
   let description = [{
@@ -267,21 +294,10 @@ def KgenLowerToGPU : Pass<"kgen-lower-to-gpu", "ModuleOp"> {
     the register cap its schedule names (kgen-occupancy).
   }];
   let options = [
-    Option<"prefetch", "prefetch", "bool", "false",
-           "Prefetch a held row's lines to L2 before any memory access (for "
-           "kernels that wait on the grids before them)">,
     // Tuning (a profile sets these; codegen/Profiles).
-    Option<"prefetchAhead", "prefetch-ahead", "bool", "false",
-           "Once a held row's loads are issued, prefetch a later block's row "
-           "to L2 (measured on sm_90)">,
     Option<"clusterPreloadChunks", "cluster-preload-chunks", "int64_t", "2",
            "Chunks a thread of a cluster holds up to which it loads every "
            "row with the reductions'">,
-    Option<"prefetchChunks", "prefetch-chunks", "int64_t", "4",
-           "Chunks a thread holds up to which it prefetches its own chunks' "
-           "lines">,
-    Option<"prefetchBlocks", "prefetch-blocks", "int64_t", "256",
-           "The largest grid whose every block prefetches">,
     Option<"prefetchAheadBytes", "prefetch-ahead-bytes", "int64_t",
            "6291456", "How far ahead, in bytes of row inputs, prefetch-ahead "
            "reaches">,

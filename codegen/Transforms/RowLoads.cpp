@@ -163,3 +163,47 @@ bool mlir::kgen::allVectorized(ArrayRef<LoadOp> loads) {
   return llvm::all_of(
       loads, [](LoadOp l) { return l.getVectorWidth().value_or(1) > 1; });
 }
+
+SmallVector<Value> mlir::kgen::tensorRoots(Value tensor) {
+  Operation *op = tensor.getDefiningOp();
+  if (!op)
+    return {tensor};
+  if (auto g = dyn_cast<GroupOp>(op))
+    return tensorRoots(g.getSource());
+  if (auto g = dyn_cast<GatherOp>(op))
+    return tensorRoots(g.getTable());
+  return llvm::to_vector(cast<HeadsOp>(op).getParts());
+}
+
+bool mlir::kgen::loadsAStoredRow(KernelOp kernel) {
+  DenseSet<Value> stored;
+  kernel.walk([&](StoreOp s) {
+    for (Value r : tensorRoots(s.getDest()))
+      stored.insert(r);
+  });
+  return llvm::any_of(kernel.getBody().getOps<LoadOp>(), [&](LoadOp l) {
+    return isa<RankedTensorType>(l.getResult().getType()) &&
+           llvm::any_of(tensorRoots(l.getSource()),
+                        [&](Value r) { return stored.contains(r); });
+  });
+}
+
+void mlir::kgen::prefetchedLoads(KernelOp kernel,
+                                 SmallVectorImpl<LoadOp> &perRow,
+                                 SmallVectorImpl<LoadOp> &shared) {
+  auto ownRow = [](Value source) {
+    return isa<RowsType>(source.getType()) &&
+           (isa<BlockArgument>(source) || source.getDefiningOp<HeadsOp>());
+  };
+  for (LoadOp l : kernel.getBody().getOps<LoadOp>())
+    if (isa<RankedTensorType>(l.getResult().getType()) &&
+        !l.getSource().getDefiningOp<GatherOp>())
+      (ownRow(l.getSource()) ? perRow : shared).push_back(l);
+}
+
+ScheduleAttr mlir::kgen::requireSchedule(KernelOp kernel) {
+  ScheduleAttr s = kernel.getScheduleAttr();
+  if (!s)
+    kernel.emitOpError("needs a schedule; run kgen-schedule first");
+  return s;
+}

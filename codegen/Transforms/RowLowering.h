@@ -107,10 +107,8 @@ private:
   void emitScalarStores();
   void emitInRegisters(int64_t count);
   void emitPrefetches(MutableArrayRef<Chunk> chunks);
-  bool prefetchFirstBlocks(bool lines);
   /// Prefetch the row of a later block into L2 (see the definition).
   void emitPrefetchAhead(int64_t count);
-  bool alwaysManyBlocks();
   void prefetchLines(LoadOp l, int64_t count);
   void rewiden(Chunk &c);
   void emitRereading();
@@ -137,8 +135,6 @@ private:
     return sched.getLaunchThreads() &&
            (sched.getReread() || sched.getChunks() == 1);
   }
-  /// The kernel arguments under a tensor value (itself, or a row map's).
-  SmallVector<Value> roots(Value tensor);
   /// True when a store writes one of the tensor's arguments.
   bool isWritten(Value tensor);
   Value toI64(Value index);
@@ -170,13 +166,9 @@ public:
   /// A long busy bf16 row under the three-block cap (keepsThreeBlocks): its
   /// held values re-widen after each reduction.
   bool busyRow = false;
-  /// Prefetch the held row's chunks to L2 at the start (see emitPrefetches).
-  bool prefetch = false;
-  /// Prefetch a later block's row once the held row's loads are issued.
-  bool prefetchAhead = false;
   /// kgen-lower-to-gpu's options of these names (Passes.td).
-  int64_t clusterPreloadChunks = 0, prefetchChunks = 0, prefetchBlocks = 0,
-          prefetchAheadBytes = 0, prefetchAheadMinRows = 0;
+  int64_t clusterPreloadChunks = 0, prefetchAheadBytes = 0,
+          prefetchAheadMinRows = 0;
   /// The kernel's `.maxnreg` (LowerToGPU's registerCap).
   int64_t maxRegisters = 255;
   std::optional<int64_t> staticLength;

@@ -244,7 +244,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       auto attr = ScheduleAttr::getChecked(
           [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
           vector, block, int64_t(1), held, false, int64_t(1), true, int64_t(0),
-          false, int64_t(0), false);
+          false, int64_t(0), false, int64_t(0), false, false, false);
       if (!attr)
         return failure();
       k.setScheduleAttr(attr);
@@ -259,7 +259,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       auto attr = ScheduleAttr::getChecked(
           [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
           vector, t, int64_t(1), c, false, tiles, false, int64_t(0), true,
-          int64_t(0), false);
+          int64_t(0), false, int64_t(0), false, false, false);
       if (!attr)
         return failure();
       k.setScheduleAttr(attr);
@@ -277,7 +277,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
           vector, int64_t(32), policy.rowsBlock / 32,
           (int64_t)llvm::divideCeil(variant.getMaxLength(), 32 * vector), false,
           int64_t(1), false, rows < policy.rowsBlock / 32 ? rows : int64_t(0),
-          false, int64_t(0), false);
+          false, int64_t(0), false, int64_t(0), false, false, false);
       if (!attr)
         return failure();
       k.setScheduleAttr(attr);
@@ -292,7 +292,8 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       auto attr = ScheduleAttr::getChecked(
           [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
           vector, int64_t(maxBlockThreads), int64_t(1), int64_t(0), true,
-          int64_t(1), true, int64_t(0), false, int64_t(0), false);
+          int64_t(1), true, int64_t(0), false, int64_t(0), false, int64_t(0),
+          false, false, false);
       if (!attr)
         return failure();
       k.setScheduleAttr(attr);
@@ -337,7 +338,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
         auto attr = ScheduleAttr::getChecked(
             [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
             vector, tpr, rpb, c, false, tiles, false, int64_t(0), false,
-            int64_t(0), false);
+            int64_t(0), false, int64_t(0), false, false, false);
         if (!attr)
           return failure();
         k.setScheduleAttr(attr);
@@ -412,7 +413,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     auto attr = ScheduleAttr::getChecked(
         [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
         vector, tpr, rpb, chunks, reread, int64_t(1), false, launchRows, false,
-        int64_t(0), false);
+        int64_t(0), false, int64_t(0), false, false, false);
     if (!attr)
       return failure();
     k.setScheduleAttr(attr);

@@ -50,11 +50,9 @@ int64_t alignOf(KernelOp k, Value tensor, int64_t bytes) {
 struct Vectorize : ::mlir::kgen::impl::KgenVectorizeBase<Vectorize> {
   void runOnOperation() override {
     getOperation().walk([&](KernelOp k) {
-      ScheduleAttr s = k.getScheduleAttr();
-      if (!s) {
-        k.emitOpError("needs a schedule; run kgen-schedule first");
+      ScheduleAttr s = requireSchedule(k);
+      if (!s)
         return signalPassFailure();
-      }
       k.walk([&](Operation *op) {
         if (auto l = dyn_cast<LoadOp>(op))
           l.setVectorWidth(width(k, s, l.getSource(), l.getStart(),

@@ -1,6 +1,6 @@
 // RUN: kgen-opt %s -split-input-file -verify-diagnostics -allow-unregistered-dialect
 // One case per verifier message of codegen/Dialect/KgenOps.cpp and of
-// ScheduleAttr::verify and LaunchPolicyAttr::verify in
+// ScheduleAttr::verify, VariantAttr::verify and LaunchPolicyAttr::verify in
 // codegen/Dialect/KgenDialect.cpp.
 
 //===----------------------------------------------------------------------===//
@@ -654,6 +654,130 @@ kgen.kernel @cluster_too_wide(%x: !kgen.rows<f32> {kgen.name = "x"})
 kgen.kernel @cluster_two_rows(%x: !kgen.rows<f32> {kgen.name = "x"})
     attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 64, rowsPerBlock = 2, chunks = 1, reread = false, tiles = 4, cluster = true>} {
   %n = arith.constant 1024 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
+// expected-error@+2 {{prefetchFirst and prefetchLines need prefetchBlocks > 0, got 0}}
+kgen.kernel @prefetch_first_alone(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 64, rowsPerBlock = 1, chunks = 1, reread = false, prefetchFirst = true>} {
+  %n = arith.constant 256 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
+// expected-error@+2 {{only rows held in registers are prefetched}}
+kgen.kernel @prefetch_reread(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 64, rowsPerBlock = 1, chunks = 0, reread = true, prefetchAhead = true>} {
+  %n = arith.constant 256 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
+// expected-error@+2 {{busyRow needs a register cap (maxRegisters > 0)}}
+kgen.kernel @busy_uncapped(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 64, rowsPerBlock = 1, chunks = 1, reread = false, busyRow = true>} {
+  %n = arith.constant 256 : index
+  kgen.domain %n
+  kgen.return
+}
+
+//===----------------------------------------------------------------------===//
+// #kgen.variant (VariantAttr::verify)
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error@+2 {{a warp variant needs 0 < minLength <= maxLength}}
+kgen.kernel @variant0(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, kgen.variant = #kgen.variant<kind = warp, maxLength = 1024>} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
+// expected-error@+2 {{a warp variant needs 0 < minLength <= maxLength}}
+kgen.kernel @variant1(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, kgen.variant = #kgen.variant<kind = warp, minLength = 2048, maxLength = 1024>} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
+// expected-error@+2 {{a rows variant has a field of another kind}}
+kgen.kernel @variant2(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, kgen.variant = #kgen.variant<kind = rows, minRows = 8192, maxRows = 8>} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
+// expected-error@+2 {{a vec variant has a field of another kind}}
+kgen.kernel @variant3(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, kgen.variant = #kgen.variant<kind = vec, chunks = 4>} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
+// expected-error@+2 {{a held variant needs chunks in [1, 64], got 0}}
+kgen.kernel @variant4(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, kgen.variant = #kgen.variant<kind = held>} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
+// expected-error@+2 {{a held variant's maxThreads must be whole warps up to 1024 (0: the schedule's), got 100}}
+kgen.kernel @variant5(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, kgen.variant = #kgen.variant<kind = held, chunks = 4, maxThreads = 100>} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
+// expected-error@+2 {{an exact variant needs length > 0}}
+kgen.kernel @variant6(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, kgen.variant = #kgen.variant<kind = exact>} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
+// expected-error@+2 {{a cluster variant needs maxRows > 0}}
+kgen.kernel @variant7(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, kgen.variant = #kgen.variant<kind = cluster>} {
+  %n = arith.constant 4 : index
+  kgen.domain %n
+  kgen.return
+}
+
+// -----
+
+// expected-error@+2 {{variant fields must be >= 0}}
+kgen.kernel @variant8(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {}, kgen.variant = #kgen.variant<kind = rows, minRows = -1>} {
+  %n = arith.constant 4 : index
   kgen.domain %n
   kgen.return
 }

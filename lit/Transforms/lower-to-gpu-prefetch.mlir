@@ -1,6 +1,18 @@
-// RUN: kgen-opt %s -split-input-file --kgen-occupancy --kgen-lower-to-gpu="prefetch=true prefetch-ahead=true" | FileCheck %s
-// RUN: kgen-opt %s -split-input-file --kgen-occupancy --kgen-lower-to-gpu=prefetch=true | FileCheck %s --check-prefix=START
-// RUN: kgen-opt %s -split-input-file --kgen-occupancy --kgen-lower-to-gpu | FileCheck %s --check-prefix=OFF
+// RUN: kgen-opt %s -split-input-file --kgen-occupancy --kgen-prefetch="prefetch=true prefetch-ahead=true" --kgen-lower-to-gpu | FileCheck %s
+// RUN: kgen-opt %s -split-input-file --kgen-occupancy --kgen-prefetch=prefetch=true --kgen-lower-to-gpu | FileCheck %s --check-prefix=START
+// RUN: kgen-opt %s -split-input-file --kgen-occupancy --kgen-prefetch --kgen-lower-to-gpu | FileCheck %s --check-prefix=OFF
+// kgen-prefetch decides; the schedule shows it before any lowering.
+// RUN: kgen-opt %s -split-input-file --kgen-occupancy --kgen-prefetch="prefetch=true prefetch-ahead=true" | FileCheck %s --check-prefix=PLAN
+// PLAN-LABEL: kgen.kernel @held(
+// PLAN-SAME: prefetchBlocks = 256, prefetchFirst = true, prefetchAhead = true>
+// PLAN-LABEL: kgen.kernel @lines(
+// PLAN-SAME: prefetchBlocks = 256, prefetchLines = true, prefetchAhead = true>
+// PLAN-LABEL: kgen.kernel @two_rows(
+// PLAN-SAME: maxRegisters = 128, prefetchAhead = true>
+// PLAN-LABEL: kgen.kernel @many_rows(
+// PLAN-SAME: maxRegisters = 64, prefetchAhead = true>
+// PLAN-LABEL: kgen.kernel @narrow_store(
+// PLAN-SAME: prefetchBlocks = 256, prefetchFirst = true>
 //
 // With `prefetch`, a held row's lines go to L2 before its first load, in
 // the first 256 blocks of a grid (in a kernel that writes a row it loads,

@@ -1,8 +1,9 @@
 // RUN: kgen-opt %s -split-input-file -verify-diagnostics --kgen-vectorize
 // RUN: kgen-opt %s -split-input-file -verify-diagnostics --kgen-lower-to-gpu
 // RUN: kgen-opt %s -split-input-file -verify-diagnostics --kgen-occupancy
-// kgen-vectorize, kgen-occupancy and kgen-lower-to-gpu read the schedule: an
-// unscheduled kernel is an error, not a silent default.
+// RUN: kgen-opt %s -split-input-file -verify-diagnostics --kgen-prefetch
+// kgen-vectorize, kgen-occupancy, kgen-prefetch and kgen-lower-to-gpu read the
+// schedule: an unscheduled kernel is an error, not a silent default.
 
 // expected-error@+1 {{'kgen.kernel' op needs a schedule; run kgen-schedule first}}
 kgen.kernel @unscheduled(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"})

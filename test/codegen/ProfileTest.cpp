@@ -56,11 +56,11 @@ TEST(Profile, EveryArchsOwnProfileLoadsAndPasses) {
 TEST(Profile, InheritsItsParentsOptionsUnderItsOwn) {
   codegen::TuningProfile p = parse(R"({
     "profile": "mine", "inherits": "sm_90",
-    "options": {"kgen-lower-to-gpu": {"prefetch-ahead": false},
+    "options": {"kgen-prefetch": {"prefetch-ahead": false},
                 "kgen-schedule": {"target-chunks": 2}}})");
   EXPECT_EQ(p.chain, (std::vector<std::string>{"mine", "sm_90", "generic"}));
   EXPECT_EQ(p.archs, (std::vector<std::string>{"sm_90", "sm_90a"}));
-  EXPECT_EQ(p.options["kgen-lower-to-gpu"]["prefetch-ahead"], "false");
+  EXPECT_EQ(p.options["kgen-prefetch"]["prefetch-ahead"], "false");
   EXPECT_EQ(p.options["kgen-occupancy"]["busy-rows"], "true");
   EXPECT_EQ(p.options["kgen-schedule"]["target-chunks"], "2");
 }
@@ -70,7 +70,7 @@ TEST(Profile, WrittenProfilesReadBackAlike) {
     "profile": "mine", "inherits": "sm_90", "about": "a test",
     "options": {"kgen-make-variants": {"exact-lengths": [4096, 16384],
                                        "held-chunks": [], "warp-min-rows": 64},
-                "kgen-lower-to-gpu": {"prefetch-ahead": false}}})");
+                "kgen-prefetch": {"prefetch-ahead": false}}})");
   codegen::TuningProfile back = parse(codegen::writeProfile(p));
   EXPECT_EQ(back.name, "mine");
   EXPECT_EQ(back.about, "a test");
@@ -178,7 +178,7 @@ TEST(Profile, CompilesFollowTheProfile) {
   // sm_90's prefetch of later blocks' rows is the profile's choice.
   std::string without = ptx("rmsnorm", "sm_90", parse(R"({"profile": "p",
       "inherits": "sm_90",
-      "options": {"kgen-lower-to-gpu": {"prefetch-ahead": false}}})"));
+      "options": {"kgen-prefetch": {"prefetch-ahead": false}}})"));
   EXPECT_NE(ptx("rmsnorm", "sm_90", std::nullopt), without);
 }
 
