@@ -25,7 +25,8 @@ namespace {
 // - prefetch-chunks: past it a thread's chunks are prefetched as the row's
 //   lines split over its threads; at 8 a prefetch per chunk spilled.
 // - prefetch-blocks: the blocks placed while the grid ahead drains.
-// The measurements are in bench/results/lowering-decisions.md.
+// The measurements behind these and the rules below are in
+// bench/results/lowering-decisions.md ("kgen-prefetch").
 
 struct Prefetch : ::mlir::kgen::impl::KgenPrefetchBase<Prefetch> {
   using Base::Base;
@@ -54,8 +55,8 @@ struct Prefetch : ::mlir::kgen::impl::KgenPrefetchBase<Prefetch> {
 
   /// Whether the held row is prefetched before the wait: not in a variant
   /// launched only on grids past prefetch-blocks (its minRows: `_vec_rows`),
-  /// where only its first blocks would, for -1.3 to +3.1%; not two rows
-  /// of 8 chunks a thread (fused_add_rmsnorm's x and residual), which lost.
+  /// where only its first blocks would, nor two rows split by lines
+  /// (fused_add_rmsnorm's x and residual): neither gained.
   bool prefetches(KernelOp k, ScheduleAttr s, bool lines) {
     VariantAttr variant = getVariant(k);
     int64_t minRows = variant ? variant.getMinRows() : 0;
@@ -71,19 +72,16 @@ struct Prefetch : ::mlir::kgen::impl::KgenPrefetchBase<Prefetch> {
 
   /// Whether the first prefetch-blocks blocks of any grid prefetch (else
   /// only grids of at most that many): not in a kernel that writes a row it
-  /// loads (measured slower), nor in one that reads rows chosen by another
-  /// index (adaln_rmsnorm bf16 8192 then spilled 8 bytes on sm_90), nor where
-  /// the row's lines are split over its threads (the dynamic
-  /// rmsnorm_quant_dynamic's `_vec_n16384` spilled 14 bytes at 80 registers).
+  /// loads (slower), nor one that reads rows chosen by another index, nor
+  /// where the row's lines are split over its threads (those spilled).
   static bool firstBlocks(KernelOp k, bool lines) {
     return !lines && !readsMappedRows(k) && !loadsAStoredRow(k);
   }
 
   /// Whether a block prefetches a later block's row once its loads are
-  /// issued (prefetch-ahead, measured on sm_90): not in a cluster's few
-  /// rows, only where the row reduces (element-wise kernels reach memcpy's
-  /// rate without it), and not where a stored row is narrower than the
-  /// loaded one (fp8 outputs), which lost.
+  /// issued (prefetch-ahead): not in a cluster's few rows, only where the
+  /// row reduces (element-wise kernels reach memcpy's rate without it), not
+  /// where a stored row is narrower than the loaded one (fp8 outputs).
   bool ahead(KernelOp k, ScheduleAttr s) {
     if (!prefetchAhead || s.getCluster() ||
         k.getBody().getOps<ReduceOp>().empty() || storesNarrowerRow(k))
