@@ -6,6 +6,9 @@
 # Full logs go to $OUT (a temporary folder when OUT is unset): gpu-tests.txt,
 # bench.txt, bench.csv, bench.md. Prints a summary, the bench table last.
 # Exits non-zero if a test failed (or the bench could not run).
+# Env: KGEN_GPU_TEST_SHARDS (default 8: processes the kernel tests share),
+# KGEN_GPU_TEST_TIMEOUT (default 480 s a shard), KGEN_BENCH_TIMEOUT,
+# KGEN_GPU_CHECK_AOT, KGEN_GPU_CHECK_FUZZ (below).
 set -uo pipefail
 dir="${1:-build-gpu/gpu}"
 out="${OUT:-}"
@@ -37,13 +40,42 @@ if ! start_err="$("$tests" --gtest_list_tests 2>&1 >/dev/null)"; then
   fi
 fi
 
-echo "== kgen-gpu-tests ($(grep -vc '^#' "$dir/kernels/manifest.tsv") kernels)"
+# Runs kgen-gpu-tests with ARGS in KGEN_GPU_TEST_SHARDS processes at once
+# (gtest's sharding; the environment is the caller's), each checking its
+# outputs against the interpreter on its own cores: in one process the
+# bundle's tests outgrew a device call. LOG gets the shards' logs one after
+# another. Returns the first failing exit code; 77 (a test skipped for want
+# of a second GPU) counts as passed where tests passed and none failed.
+shards="${KGEN_GPU_TEST_SHARDS:-8}"
+sharded() {
+  local log=$1 limit=$2 i rc=0 one
+  shift 2
+  local pids=()
+  for ((i = 0; i < shards; ++i)); do
+    GTEST_TOTAL_SHARDS="$shards" GTEST_SHARD_INDEX="$i" \
+      timeout -k 10 "$limit" "$tests" "$@" > "$log.shard$i" 2>&1 &
+    pids+=($!)
+  done
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}"
+    one=$?
+    if [ "$one" -eq 77 ] && grep -qE '^\[  PASSED  \] [1-9]' "$log.shard$i" &&
+      ! grep -qE '^\[  FAILED  \]' "$log.shard$i"; then
+      one=0
+    fi
+    [ "$rc" -eq 0 ] && rc=$one
+  done
+  for ((i = 0; i < shards; ++i)); do cat "$log.shard$i"; done > "$log"
+  rm -f "$log".shard*
+  return "$rc"
+}
+
+echo "== kgen-gpu-tests ($(grep -vc '^#' "$dir/kernels/manifest.tsv") kernels, $shards shards)"
 t0=$(date +%s)
-KGEN_KERNEL_DIR="$dir/kernels" timeout -k 10 "${KGEN_GPU_TEST_TIMEOUT:-480}" \
-  "$tests" > "$out/gpu-tests.txt" 2>&1
+log="$out/gpu-tests.txt"
+KGEN_KERNEL_DIR="$dir/kernels" sharded "$log" "${KGEN_GPU_TEST_TIMEOUT:-480}"
 trc=$?
 t1=$(date +%s)
-log="$out/gpu-tests.txt"
 # Files over 16 MiB do not come back from the device tool: keep the ends.
 if [ "$(stat -c %s "$log")" -gt 12000000 ]; then
   { head -c 10000000 "$log"; echo; echo "[... truncated ...]"; tail -c 2000000 "$log"; } > "$log.cut"
@@ -52,7 +84,8 @@ fi
 grep -E '^\[kgen-gpu\] (kernels|generated launchers|GPU output checker|output checker)' "$log"
 echo "skipped shapes (too many bytes): $(grep -c '^\[kgen-gpu\] skip' "$log")"
 grep -E '^\[==========\] .* ran|^\[  PASSED  \]|^\[  SKIPPED \] [0-9]|^\[  FAILED  \] [0-9]' "$log"
-nfail=$(grep -oE '^\[  FAILED  \] [0-9]+ tests?' "$log" | grep -oE '[0-9]+' || echo "?")
+nfail=$(grep -oE '^\[  FAILED  \] [0-9]+ tests?' "$log" | grep -oE '[0-9]+' |
+  awk '{n += $1} END {print n + 0}')
 if [ "$trc" -ne 0 ]; then
   echo "exit code $trc after $((t1 - t0)) s$( [ "$trc" -ge 124 ] && echo ' (timeout or killed)')"
   echo "-- failed tests:"
@@ -85,9 +118,11 @@ fi
 extra_tests() {
   local name=$1 label=$2 limit=$3 kernels=$4 rows=$5 lengths=${6:-}
   local xlog="$out/gpu-tests-$name.txt" xrc xfail
-  env KGEN_KERNEL_DIR="$kernels" KGEN_GPU_TEST_ROWS="$rows" \
-    ${lengths:+KGEN_GPU_TEST_LENGTHS="$lengths"} \
-    timeout -k 10 "$limit" "$tests" --gtest_filter='KgenGpu.*' > "$xlog" 2>&1
+  (
+    export KGEN_KERNEL_DIR="$kernels" KGEN_GPU_TEST_ROWS="$rows"
+    [ -n "$lengths" ] && export KGEN_GPU_TEST_LENGTHS="$lengths"
+    sharded "$xlog" "$limit" --gtest_filter='KgenGpu.*'
+  )
   xrc=$?
   grep -E '^\[  PASSED  \]|^\[  FAILED  \] [0-9]' "$xlog" | sed "s/^/$label: /"
   if [ "$xrc" -ne 0 ]; then
