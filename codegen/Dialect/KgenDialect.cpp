@@ -180,6 +180,11 @@ VariantAttr mlir::kgen::getVariant(Operation *kernel) {
   return kernel->getAttrOfType<VariantAttr>(kVariantAttr);
 }
 
+VariantKind mlir::kgen::getVariantKind(Operation *kernel) {
+  VariantAttr v = getVariant(kernel);
+  return v ? v.getKind() : VariantKind::vec;
+}
+
 LaunchPolicyAttr LaunchPolicyAttr::get(MLIRContext *ctx,
                                        const ::kgen::launch::LaunchPolicy &p) {
   Builder b(ctx);

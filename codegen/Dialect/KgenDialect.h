@@ -25,6 +25,8 @@ Type getTensorElementType(Type t);
 inline constexpr llvm::StringLiteral kVariantAttr = "kgen.variant";
 /// The kernel's kgen.variant; null before kgen-make-variants.
 VariantAttr getVariant(Operation *kernel);
+/// Its kind; `vec` before kgen-make-variants (a lit test of one pass).
+VariantKind getVariantKind(Operation *kernel);
 
 /// The module attribute kgen-launch-policy sets.
 inline constexpr llvm::StringLiteral kLaunchPolicyAttr = "kgen.launch_policy";

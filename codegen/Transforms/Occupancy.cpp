@@ -176,8 +176,8 @@ struct Occupancy : ::mlir::kgen::impl::KgenOccupancyBase<Occupancy> {
       int64_t fit = registersPerSM / (blocks * launched) / 8 * 8;
       return std::min<int64_t>(all, std::max(need, fit));
     }
-    if (vectorized && s.getLaunchThreads() && getVariant(k) &&
-        getVariant(k).getWide())
+    if (vectorized && s.getLaunchThreads() &&
+        getVariantKind(k) == VariantKind::held && getVariant(k).getWide())
       return std::min<int64_t>(all, registersPerSM / (2 * widestHeldThreads) /
                                         8 * 8);
     return vectorized && s.getChunks() <= 8 && 2 * heldElements <= shared

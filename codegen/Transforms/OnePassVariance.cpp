@@ -76,7 +76,7 @@ struct OnePassVariance
     : ::mlir::kgen::impl::KgenOnePassVarianceBase<OnePassVariance> {
   void runOnOperation() override {
     getOperation().walk([](KernelOp k) {
-      if (!getVariant(k) || getVariant(k).getKind() != VariantKind::cluster)
+      if (getVariantKind(k) != VariantKind::cluster)
         return;
       for (ReduceOp r : k.getBody().getOps<ReduceOp>()) {
         Value x = varianceInput(r);

@@ -53,7 +53,7 @@ struct OnlineSoftmax
     : ::mlir::kgen::impl::KgenOnlineSoftmaxBase<OnlineSoftmax> {
   void runOnOperation() override {
     getOperation().walk([](KernelOp k) {
-      if (!getVariant(k) || getVariant(k).getKind() != VariantKind::cluster)
+      if (getVariantKind(k) != VariantKind::cluster)
         return;
       for (ReduceOp r : k.getBody().getOps<ReduceOp>()) {
         Value x = expSumInput(r);

@@ -132,11 +132,22 @@ clusterSplit(int64_t nvec, int64_t blockChunks, int64_t maxThreads) {
   return std::nullopt;
 }
 
-/// A kernel's variant kind; `vec` before kgen-make-variants (a lit test of
-/// the schedule alone).
-VariantKind kindOf(KernelOp k) {
-  VariantAttr v = getVariant(k);
-  return v ? v.getKind() : VariantKind::vec;
+/// Sets `k`'s schedule, or fails with the verifier's message; the register
+/// cap and the prefetches are left to kgen-occupancy and kgen-prefetch.
+LogicalResult setSchedule(KernelOp k, int64_t vector, int64_t threadsPerRow,
+                          int64_t rowsPerBlock, int64_t chunks, bool reread,
+                          int64_t tiles, bool launchThreads,
+                          int64_t launchRowsPerBlock, bool cluster) {
+  auto attr = ScheduleAttr::getChecked(
+      [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
+      vector, threadsPerRow, rowsPerBlock, chunks, reread, tiles, launchThreads,
+      launchRowsPerBlock, cluster, /*maxRegisters=*/int64_t(0),
+      /*busyRow=*/false, /*prefetchBlocks=*/int64_t(0), /*prefetchFirst=*/false,
+      /*prefetchLines=*/false, /*prefetchAhead=*/false);
+  if (!attr)
+    return failure();
+  k.setScheduleAttr(attr);
+  return success();
 }
 
 /// Whether two schedules differ at most in the rows a block holds.
@@ -176,7 +187,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     // `_vec` serves those rows.
     for (KernelOp k :
          llvm::make_early_inc_range(getOperation().getOps<KernelOp>()))
-      if (kindOf(k) == VariantKind::cluster) {
+      if (getVariantKind(k) == VariantKind::cluster) {
         std::optional<int64_t> length =
             getConstantIntValue(k.getDomainOp().getLength());
         if (!length ||
@@ -193,7 +204,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     // re-reads its rows was never measured to gain.
     SmallVector<KernelOp> kernels(getOperation().getOps<KernelOp>());
     for (KernelOp k : kernels) {
-      if (kindOf(k) != VariantKind::rows)
+      if (getVariantKind(k) != VariantKind::rows)
         continue;
       StringRef name = k.getSymName();
       auto base = SymbolTable::lookupNearestSymbolFrom<KernelOp>(
@@ -214,7 +225,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       return isa<RowsType>(l.getSource().getType());
     });
     VariantAttr variant = getVariant(k);
-    VariantKind kind = kindOf(k);
+    VariantKind kind = getVariantKind(k);
     std::optional<int64_t> length =
         getConstantIntValue(k.getDomainOp().getLength());
     if (kind == VariantKind::exact)
@@ -241,14 +252,8 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       int64_t block = held == 1 ? policy.rowsBlock : maxHeldThreads;
       if (variant.getMaxThreads())
         block = std::min(block, variant.getMaxThreads());
-      auto attr = ScheduleAttr::getChecked(
-          [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
-          vector, block, int64_t(1), held, false, int64_t(1), true, int64_t(0),
-          false, int64_t(0), false, int64_t(0), false, false, false);
-      if (!attr)
-        return failure();
-      k.setScheduleAttr(attr);
-      return success();
+      return setSchedule(k, vector, block, int64_t(1), held, false, int64_t(1),
+                         true, int64_t(0), false);
     }
     if (kind == VariantKind::cluster) {
       // Rows of whole chunks (kgen-make-variants checked) that split evenly
@@ -256,14 +261,8 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       // of a cluster holds one row.
       auto [tiles, t, c] = *clusterSplit(*length / vector, clusterBlockChunks,
                                          policy.maxThreadsPerRow);
-      auto attr = ScheduleAttr::getChecked(
-          [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
-          vector, t, int64_t(1), c, false, tiles, false, int64_t(0), true,
-          int64_t(0), false, int64_t(0), false, false, false);
-      if (!attr)
-        return failure();
-      k.setScheduleAttr(attr);
-      return success();
+      return setSchedule(k, vector, t, int64_t(1), c, false, tiles, false,
+                         int64_t(0), true);
     }
     if (kind == VariantKind::warp) {
       // Rows of a range of lengths (kgen-make-variants), a warp each holding
@@ -272,16 +271,11 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       // those of the shortest row.
       int64_t rows = policy.launchedRowsFor(
           32, llvm::divideCeil(variant.getMinLength(), vector));
-      auto attr = ScheduleAttr::getChecked(
-          [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
-          vector, int64_t(32), policy.rowsBlock / 32,
+      return setSchedule(
+          k, vector, int64_t(32), policy.rowsBlock / 32,
           (int64_t)llvm::divideCeil(variant.getMaxLength(), 32 * vector), false,
           int64_t(1), false, rows < policy.rowsBlock / 32 ? rows : int64_t(0),
-          false, int64_t(0), false, int64_t(0), false, false, false);
-      if (!attr)
-        return failure();
-      k.setScheduleAttr(attr);
-      return success();
+          false);
     }
     // A dynamic row of whole chunks that reduces: the launch picks the
     // threads of a row and the rows of a block for the row length it sees
@@ -289,15 +283,8 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     if (!length && reduces && !rolledFallback && !threadsPerRow &&
         !rowsPerBlock &&
         knownDivisor(k.getDomainOp().getLength(), k) % vector == 0) {
-      auto attr = ScheduleAttr::getChecked(
-          [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
-          vector, int64_t(maxBlockThreads), int64_t(1), int64_t(0), true,
-          int64_t(1), true, int64_t(0), false, int64_t(0), false, int64_t(0),
-          false, false, false);
-      if (!attr)
-        return failure();
-      k.setScheduleAttr(attr);
-      return success();
+      return setSchedule(k, vector, int64_t(maxBlockThreads), int64_t(1),
+                         int64_t(0), true, int64_t(1), true, int64_t(0), false);
     }
     if (!length || rolledFallback) {
       tpr = dynamicThreads;
@@ -335,14 +322,8 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
         int64_t rpb = rowsPerBlock
                           ? rowsPerBlock
                           : std::max<int64_t>(1, elementwiseBlock / tpr);
-        auto attr = ScheduleAttr::getChecked(
-            [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
-            vector, tpr, rpb, c, false, tiles, false, int64_t(0), false,
-            int64_t(0), false, int64_t(0), false, false, false);
-        if (!attr)
-          return failure();
-        k.setScheduleAttr(attr);
-        return success();
+        return setSchedule(k, vector, tpr, rpb, c, false, tiles, false,
+                           int64_t(0), false);
       }
       // The row fits when it takes at most half the registers a thread of a
       // block this wide can have.
@@ -410,14 +391,8 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     }
     if (launchRows >= rpb)
       launchRows = 0; // all of them
-    auto attr = ScheduleAttr::getChecked(
-        [&] { return k.emitOpError("invalid schedule: "); }, k.getContext(),
-        vector, tpr, rpb, chunks, reread, int64_t(1), false, launchRows, false,
-        int64_t(0), false, int64_t(0), false, false, false);
-    if (!attr)
-      return failure();
-    k.setScheduleAttr(attr);
-    return success();
+    return setSchedule(k, vector, tpr, rpb, chunks, reread, int64_t(1), false,
+                       launchRows, false);
   }
 };
 
