@@ -451,10 +451,10 @@ Expr Tensor::slice(Len start, Len length, int64_t stride,
            "read its value for the row");
   if (stride < 1)
     s.fail(loc, op, fmt::format("the stride must be >= 1 but is {}", stride));
-  if (!Len(0).provablyLE(start))
+  if (!Len(0).provablyLE(start, s.k.dimMax))
     s.fail(loc, op,
            fmt::format("the start {} may be negative", s.lenStr(start)));
-  if (!Len(1).provablyLE(length))
+  if (!Len(1).provablyLE(length, s.k.dimMax))
     s.fail(loc, op,
            fmt::format("the length {} may be below 1", s.lenStr(length)));
   // The last element read is start + (length-1)*stride < rowLength.
@@ -467,7 +467,7 @@ Expr Tensor::slice(Len start, Len length, int64_t stride,
                        "int64",
                        s.lenStr(start), s.lenStr(length), stride));
   }
-  if (!last.provablyLE(viewLength(t)))
+  if (!last.provablyLE(viewLength(t), s.k.dimMax))
     s.fail(loc, op,
            fmt::format("elements up to {} are read but a row of '{}' has {}; "
                        "the view must lie inside the row for every dim value",
@@ -515,7 +515,19 @@ Len Builder::dim(const std::string &name, std::source_location loc) {
   state->checkUsable(loc, "dim()");
   state->declareName(name, loc, "dim()");
   state->k.dims.push_back(name);
+  state->k.dimMax.push_back(INT64_MAX);
   return Len::dim((int)state->k.dims.size() - 1);
+}
+
+Len Builder::dim(const std::string &name, int64_t max,
+                 std::source_location loc) {
+  if (max < 1)
+    state->fail(loc, "dim()",
+                fmt::format("dim '{}' has the bound {}; a bound must be >= 1",
+                            name, max));
+  Len d = dim(name, loc);
+  state->k.dimMax.back() = max;
+  return d;
 }
 
 static Tensor declare(BuilderState &s, std::shared_ptr<BuilderState> sp,
@@ -814,7 +826,8 @@ void Builder::storeSlice(const Tensor &dst, Len start, int64_t stride,
                        "past int64",
                        s.lenStr(start), s.lenStr(s.k.domain), stride));
   }
-  if (!Len(0).provablyLE(start) || !last.provablyLE(viewLength(t)))
+  if (!Len(0).provablyLE(start, s.k.dimMax) ||
+      !last.provablyLE(viewLength(t), s.k.dimMax))
     s.fail(loc, op,
            fmt::format("elements up to {} are written but a row of '{}' has "
                        "{}",

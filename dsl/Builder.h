@@ -115,6 +115,10 @@ public:
   /// at compile time, and take it as an argument otherwise.
   Len dim(const std::string &name,
           std::source_location loc = std::source_location::current());
+  /// A dim no larger than `max` (>= 1). Slices may rely on the bound; a
+  /// launch or a specialization past it is an error.
+  Len dim(const std::string &name, int64_t max,
+          std::source_location loc = std::source_location::current());
   /// A [rows, rowLength] input; row r of it is visible to row program r.
   Tensor input(const std::string &name, DType dtype, Len rowLength,
                std::source_location loc = std::source_location::current());

@@ -152,6 +152,8 @@ struct Store {
 struct Kernel {
   std::string name;
   std::vector<std::string> dims;
+  /// The largest value of each dim, by dim index (INT64_MAX: no bound).
+  std::vector<int64_t> dimMax;
   std::vector<TensorDecl> tensors;
   std::vector<ParamDecl> params;
   std::vector<Node> nodes; ///< Topologically ordered: operands come first.

@@ -294,10 +294,14 @@ Plan check(const Kernel &k, const Bindings &b) {
     bad(k, fmt::format("Bindings::dims has {} values but the kernel has {} "
                        "dims",
                        b.dims.size(), k.dims.size()));
-  for (size_t d = 0; d < k.dims.size(); ++d)
+  for (size_t d = 0; d < k.dims.size(); ++d) {
     if (b.dims[d] < 1)
       bad(k, fmt::format("dim '{}' is {}; dims must be >= 1", k.dims[d],
                          b.dims[d]));
+    if (d < k.dimMax.size() && b.dims[d] > k.dimMax[d])
+      bad(k, fmt::format("dim '{}' is {}; it must be <= {}", k.dims[d],
+                         b.dims[d], k.dimMax[d]));
+  }
   if (b.rows < 0)
     bad(k, fmt::format("rows is {}; it must be >= 0", b.rows));
   if (b.tensors.size() != k.tensors.size())

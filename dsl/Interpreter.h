@@ -88,8 +88,9 @@ struct InterpretOptions {
 
 /// Runs the kernel on host memory. Throws std::invalid_argument (naming the
 /// kernel and the tensor/dim/param) for bad bindings: wrong vector sizes,
-/// null data while rows > 0, dims < 1, rowStride < row length, rows < 0;
-/// and for a malformed Kernel (a view outside a row, bad indices).
+/// null data while rows > 0, dims < 1 or past their bound, rowStride < row
+/// length, rows < 0; and for a malformed Kernel (a view outside a row, bad
+/// indices).
 void interpret(const Kernel &k, const Bindings &b,
                const InterpretOptions &options = {});
 

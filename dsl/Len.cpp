@@ -78,21 +78,27 @@ std::string Len::str(const std::vector<std::string> &dimNames) const {
   return s;
 }
 
-bool Len::provablyLE(const Len &o) const {
-  // o - this = c + sum(ci * di) >= 0 for all di >= 1 iff every ci >= 0 and
-  // the value at di = 1 is >= 0. In 128 bits: int64 differences fit.
+bool Len::provablyLE(const Len &o, const std::vector<int64_t> &maxima) const {
+  // o - this = c + sum(ci * di) is smallest at di = 1 where ci >= 0 and at
+  // di = max where ci < 0 (no bound: not provable). In 128 bits: the terms
+  // are int64 products and there are few of them.
   std::map<int, __int128> diff;
   for (auto [d, c] : o.terms)
     diff[d] += c;
   for (auto [d, c] : terms)
     diff[d] -= c;
-  __int128 atOne = (__int128)o.constant - constant;
+  __int128 least = (__int128)o.constant - constant;
   for (auto [d, c] : diff) {
-    if (c < 0)
+    if (c >= 0) {
+      least += c;
+      continue;
+    }
+    int64_t max = d < (int)maxima.size() ? maxima[d] : INT64_MAX;
+    if (max == INT64_MAX || c < -((__int128)1 << 62) / max)
       return false;
-    atOne += c;
+    least += c * max;
   }
-  return atOne >= 0;
+  return least >= 0;
 }
 
 } // namespace kgen

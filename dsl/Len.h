@@ -53,9 +53,10 @@ struct Len {
   tryEval(const std::vector<std::optional<int64_t>> &dims) const;
   /// "2*hidden+1", with the dims' names.
   std::string str(const std::vector<std::string> &dimNames) const;
-  /// True when this <= o for every assignment of dims >= 1 (never throws:
-  /// lengths whose difference is past int64 are not provably ordered).
-  bool provablyLE(const Len &o) const;
+  /// True when this <= o for every assignment of dims in [1, maxima[i]]
+  /// (a dim past maxima's end, or at INT64_MAX, is unbounded). Never throws:
+  /// lengths whose difference is past int64 are not provably ordered.
+  bool provablyLE(const Len &o, const std::vector<int64_t> &maxima = {}) const;
 };
 
 inline Len operator*(int64_t k, const Len &l) { return l * k; }

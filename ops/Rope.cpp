@@ -10,7 +10,8 @@ struct RopeOptions {
   std::string name;
   RopeStyle style = RopeStyle::NeoX;
   int64_t headDim = 128;
-  int64_t rotaryDim = 128; ///< even, <= headDim
+  /// Even, <= headDim; 0: a run-time dim, rotary_pairs = rotary_dim / 2.
+  int64_t rotaryDim = 128;
   DType positions = DType::I64;
   std::optional<DType> cache = DType::F32; ///< nullopt: q's dtype
   bool key = true; ///< false: q only (vLLM's rotary_embedding with key None)
@@ -38,11 +39,13 @@ static Kernel rope(DType dt, const RopeOptions &o) {
   Tensor qk = b.heads(parts, dt, o.headDim);
   Len heads = o.key ? qHeads + parts[1].count : qHeads;
   Tensor positions = b.perRow("positions", o.positions, heads);
-  Tensor cache = b.gather("cos_sin_cache", o.cache.value_or(dt), o.rotaryDim,
+  Len half =
+      o.rotaryDim ? Len(o.rotaryDim / 2) : b.dim("rotary_pairs", o.headDim / 2);
+  Tensor cache = b.gather("cos_sin_cache", o.cache.value_or(dt), half * 2,
                           positions, maxPos);
-  int64_t half = o.rotaryDim / 2;
   bool neox = o.style == RopeStyle::NeoX;
-  int64_t start2 = neox ? half : 1, stride = neox ? 1 : 2;
+  Len start2 = neox ? half : Len(1);
+  int64_t stride = neox ? 1 : 2;
   Expr cos = cache.slice(0, half).to(DType::F32);
   Expr sin = cache.slice(half, half).to(DType::F32);
   Expr x1 = qk.slice(0, half, stride).to(DType::F32);
@@ -77,13 +80,15 @@ static Kernel ropeHF(DType dt, int64_t headDim) {
   return b.build();
 }
 
-/// The rope kernel `name` for a head_dim, rotating head_dim / rotaryDivisor.
+/// The rope kernel `name` for a head_dim, rotating head_dim / rotaryDivisor
+/// elements of each head (rotaryDivisor 0: rotary_pairs, a run-time dim).
 static std::function<Kernel(DType, int64_t)>
 ropeFor(std::string name, RopeStyle style, int64_t rotaryDivisor,
         DType positions, std::optional<DType> cache, bool key = true) {
   return [=](DType dt, int64_t headDim) {
-    return rope(dt, RopeOptions{name, style, headDim, headDim / rotaryDivisor,
-                                positions, cache, key});
+    int64_t rotaryDim = rotaryDivisor ? headDim / rotaryDivisor : 0;
+    return rope(dt, RopeOptions{name, style, headDim, rotaryDim, positions,
+                                cache, key});
   };
 }
 
@@ -167,6 +172,40 @@ KGEN_REGISTER_OP(rope_gptj_partial)
     .lengths(kHeadDims)
     .kernelForLength(ropeFor("rope_gptj_partial", RopeStyle::GPTJ, 2,
                              DType::I32, std::nullopt));
+
+// Any even rotary_dim up to head_dim, given at launch as rotary_pairs =
+// rotary_dim / 2 (partial factors 0.25 to 0.75, rotary_dim 32 of 256).
+KGEN_REGISTER_OP(rope_neox_rotary)
+    .summary("rope_neox rotating the first 2 * rotary_pairs elements of each "
+             "head (rotary_pairs <= head_dim / 2, a run-time dim)")
+    .dim("head_dim")
+    .lengths(kHeadDims)
+    .kernelForLength(ropeFor("rope_neox_rotary", RopeStyle::NeoX, 0, DType::I64,
+                             DType::F32));
+
+KGEN_REGISTER_OP(rope_gptj_rotary)
+    .summary("rope_gptj rotating the first 2 * rotary_pairs elements of each "
+             "head (rotary_pairs <= head_dim / 2, a run-time dim)")
+    .dim("head_dim")
+    .lengths(kHeadDims)
+    .kernelForLength(ropeFor("rope_gptj_rotary", RopeStyle::GPTJ, 0, DType::I64,
+                             DType::F32));
+
+KGEN_REGISTER_OP(rope_neox_rotary_cache16)
+    .summary("rope_neox_rotary with the cache in q's dtype (f16 or bf16)")
+    .dim("head_dim")
+    .lengths(kHeadDims)
+    .dtypes({DType::F16, DType::BF16})
+    .kernelForLength(ropeFor("rope_neox_rotary_cache16", RopeStyle::NeoX, 0,
+                             DType::I64, std::nullopt));
+
+KGEN_REGISTER_OP(rope_gptj_rotary_cache16)
+    .summary("rope_gptj_rotary with the cache in q's dtype (f16 or bf16)")
+    .dim("head_dim")
+    .lengths(kHeadDims)
+    .dtypes({DType::F16, DType::BF16})
+    .kernelForLength(ropeFor("rope_gptj_rotary_cache16", RopeStyle::GPTJ, 0,
+                             DType::I64, std::nullopt));
 
 KGEN_REGISTER_OP(rope_hf)
     .summary("Hugging Face apply_rotary_pos_emb out of place: q_out, k_out = "

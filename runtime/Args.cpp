@@ -153,6 +153,11 @@ private:
         return fail(KGEN_ERROR_INVALID_ARGUMENT,
                     argName(i) + " is a dim and must be > 0, got " +
                         std::to_string(a.i));
+      if (a.i > p.maxDim)
+        return fail(KGEN_ERROR_INVALID_ARGUMENT,
+                    argName(i) +
+                        " is a dim and must be <= " + std::to_string(p.maxDim) +
+                        ", got " + std::to_string(a.i));
       out.integer[i] = a.i;
       break;
     }

@@ -347,6 +347,9 @@ private:
       if (spec.dims.count(p.name))
         return r.fail(at, "dim '" + p.name +
                               "' is both static (in 'dims') and a param");
+      if (const Value *max = r.member(v, at, "max", /*required=*/false))
+        if (!r.checkInt(*max, at, "max", 1, INT64_MAX, p.maxDim))
+          return false;
       break;
     case KGEN_ARG_TENSOR: {
       std::string access;

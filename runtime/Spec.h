@@ -50,6 +50,8 @@ struct Param {
   Access access = Access::Rows;
   RowLength rowLength;
   bool writes = false;
+  // Dims only: the largest value a launch may pass (the kernel relies on it).
+  int64_t maxDim = INT64_MAX;
 };
 
 struct AbiSlot {

@@ -18,6 +18,8 @@ Suites (--suite):
             T in --tokens (1, 512, 4096, 16384). One launch of T * (Hq + Hk)
             row programs. Eager: vLLM's forward_native on [T, H, D] views in
             f32, rounded once and written back into q and k.
+          rope_neox_rotary, rope_gptj_rotary: the same rotating the first
+            rotary_dim = --rope-rotary-factor (0.25) x D of each head.
           silu_and_mul, gelu_tanh_and_mul: d in --hiddens (4096, 11008,
             14336) x T in --tokens;
           adaln (DiT): x [B*N, C], scale and shift [B, C], eps 1e-6;
@@ -123,6 +125,7 @@ VIEW_HIDDENS = [4096, 11008, 14336]
 ROPE_HEADS = (32, 8)  # q heads, k heads (GQA)
 ROPE_HEAD_DIM = 128
 ROPE_MAX_POS = 65536
+ROPE_ROTARY_FACTOR = 0.25  # rope_*_rotary: rotary_dim / head_dim
 ADALN_SHAPES = [(1, 1024), (8, 1024), (1, 4096), (8, 4096)]  # (B, N)
 ADALN_CS = [1152, 3072]
 # Issue 38's forms: vLLM's other activations and the weightless RMSNorm, on
@@ -427,15 +430,17 @@ def _rope(positions, qkv, cos_sin_cache, neox):
     # qkv (as vLLM's qkv.split gives them): index_select the cache by
     # position, chunk it into cos and sin, rotate [T, H, D] views in f32 and
     # write the result, rounded once, back into q and k.
+    # A cache narrower than a head rotates its first rotary_dim elements.
     hq, hk = ROPE_HEADS
     T = qkv.shape[0]
-    d = cos_sin_cache.shape[-1]
-    half = d // 2
+    d = qkv.shape[1] // (hq + 2 * hk)
+    rot = cos_sin_cache.shape[-1]
+    half = rot // 2
     cos, sin = cos_sin_cache.index_select(0, positions).chunk(2, dim=-1)
     cos = cos.unsqueeze(-2)
     sin = sin.unsqueeze(-2)
     for start, heads in ((0, hq), (hq * d, hk)):
-        x = qkv[:, start:start + heads * d].view(T, heads, d)
+        x = qkv[:, start:start + heads * d].view(T, heads, d)[..., :rot]
         if neox:
             x1 = x[..., :half].float()
             x2 = x[..., half:].float()
@@ -695,10 +700,16 @@ for _op in NORM_OPS + ["rmsnorm_noweight", "fused_add_rmsnorm_quant_static",
                         _row_dim("n" if _op == "softmax" else "hidden"))
 
 
-def _rope_bytes(T, h, b, cache_bytes=4):
+def _rope_bytes(T, h, b, cache_bytes=4, rot=None):
+    # q and k's rotated elements read and written, positions, cache rows.
     hq, hk = ROPE_HEADS
-    return (2 * 2 * T * (hq + hk) * h + 8 * T
-            + cache_bytes * h * min(T, ROPE_MAX_POS))
+    rot = rot or h
+    return (2 * 2 * T * (hq + hk) * rot + 8 * T
+            + cache_bytes * rot * min(T, ROPE_MAX_POS))
+
+
+def _rope_rot(h):
+    return 2 * max(1, int(h * ROPE_ROTARY_FACTOR) // 2)
 
 
 def _rope_footprint(T, h, b):
@@ -750,24 +761,43 @@ def _rope_make16(T, h, b, copies, gen, dev):
     return sets
 
 
+def _rope_make_rotary(T, h, b, copies, gen, dev):
+    # rotary_dim = --rope-rotary-factor of head_dim (the _rotary kernels).
+    sets = _rope_make(T, h, b, copies, gen, dev)
+    cache = rope_cache(ROPE_MAX_POS, _rope_rot(h), dev)
+    for s in sets:
+        s["cos_sin_cache"] = cache
+    return sets
+
+
 for _name, _fn, _make in (
         ("rope_neox", f_rope_neox, _rope_make),
         ("rope_gptj", f_rope_gptj, _rope_make),
         ("rope_neox_cache16", f_rope_neox, _rope_make16),
-        ("rope_gptj_cache16", f_rope_gptj, _rope_make16)):
+        ("rope_gptj_cache16", f_rope_gptj, _rope_make16),
+        ("rope_neox_rotary", f_rope_neox, _rope_make_rotary),
+        ("rope_gptj_rotary", f_rope_gptj, _rope_make_rotary)):
+    _rotary = _make is _rope_make_rotary
     OPS[_name] = dict(
         fn=_fn, make=_make, inplace=True,
         eager_in=["positions", "qkv", "cos_sin_cache"], compare=["q", "k"],
         scalars={},
-        dims=lambda T, h, b: {"q_heads": ROPE_HEADS[0],
-                              "k_heads": ROPE_HEADS[1],
-                              "max_pos": ROPE_MAX_POS},
+        dims=(lambda T, h, b: {"q_heads": ROPE_HEADS[0],
+                               "k_heads": ROPE_HEADS[1],
+                               "max_pos": ROPE_MAX_POS,
+                               "rotary_pairs": _rope_rot(h) // 2})
+        if _rotary else
+        (lambda T, h, b: {"q_heads": ROPE_HEADS[0],
+                          "k_heads": ROPE_HEADS[1],
+                          "max_pos": ROPE_MAX_POS}),
         rows=lambda T, h, b: T * (ROPE_HEADS[0] + ROPE_HEADS[1]),
         groups=lambda T, h, b: {"q": ROPE_HEADS[0] + ROPE_HEADS[1],
                                 "k": ROPE_HEADS[0] + ROPE_HEADS[1],
                                 "positions": ROPE_HEADS[0] + ROPE_HEADS[1],
                                 "cos_sin_cache": 0},
         bytes=(_rope_bytes if _make is _rope_make else
+               (lambda T, h, b: _rope_bytes(T, h, b, rot=_rope_rot(h)))
+               if _rotary else
                lambda T, h, b: _rope_bytes(T, h, b, cache_bytes=2)),
         footprint=_rope_footprint)
 
@@ -1242,10 +1272,12 @@ def shape_text(op, T, h, b=0):
     """The tensors' shapes, for the CSV."""
     if op.startswith("rope"):
         hq, hk = ROPE_HEADS
+        rot = _rope_rot(h) if op.endswith("_rotary") else h
         return ("q [%d, %d] k [%d, %d] of qkv [%d, %d], positions [%d], "
-                "cache [%d, %d] f32" % (T, hq * h, T, hk * h, T,
-                                        (hq + 2 * hk) * h, T, ROPE_MAX_POS,
-                                        h))
+                "cache [%d, %d] %s" % (T, hq * h, T, hk * h, T,
+                                       (hq + 2 * hk) * h, T, ROPE_MAX_POS,
+                                       rot, "bf16" if op.endswith("cache16")
+                                       else "f32"))
     if op == "adaln":
         return "x [%d*%d, %d], scale/shift [%d, %d]" % (b, T // b, h, b, h)
     if op in ("silu_and_mul", "gelu_tanh_and_mul"):
@@ -1479,7 +1511,7 @@ def plot(rows, copy_gbps, out_dir, title_extra=""):
 # ---------------------------------------------------------------------------
 def main():
     global TOKENS, HIDDENS, ROPE_HEADS, ROPE_HEAD_DIM, ROPE_MAX_POS
-    global ADALN_SHAPES, ADALN_CS
+    global ADALN_SHAPES, ADALN_CS, ROPE_ROTARY_FACTOR
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kernels", help="the bundle's kernels/ folder")
     ap.add_argument("--lib", help="libkgen_runtime.so (default: "
@@ -1501,6 +1533,9 @@ def main():
                     help="views: D (the rope kernel specialized for it)")
     ap.add_argument("--rope-max-pos", type=int, default=ROPE_MAX_POS,
                     help="views: rows of the cos/sin cache")
+    ap.add_argument("--rope-rotary-factor", type=float,
+                    default=ROPE_ROTARY_FACTOR,
+                    help="views: rotary_dim / D of the rope_*_rotary ops")
     ap.add_argument("--adaln-shapes", default=",".join(
         "%dx%d" % bn for bn in ADALN_SHAPES), help="views: BxN,...")
     ap.add_argument("--adaln-c", default=",".join(map(str, ADALN_CS)),
@@ -1530,13 +1565,15 @@ def main():
     ROPE_HEADS = tuple(int(x) for x in args.rope_heads.split(","))
     ROPE_HEAD_DIM = args.rope_head_dim
     ROPE_MAX_POS = args.rope_max_pos
+    ROPE_ROTARY_FACTOR = args.rope_rotary_factor
     ADALN_SHAPES = [tuple(int(x) for x in bn.split("x"))
                     for bn in args.adaln_shapes.split(",") if bn]
     ADALN_CS = [int(c) for c in args.adaln_c.split(",") if c]
     # What the compile workers need to build the same shapes.
     worker_args = ["--suite", args.suite, "--rope-heads", args.rope_heads,
                    "--rope-head-dim", str(args.rope_head_dim),
-                   "--rope-max-pos", str(args.rope_max_pos)]
+                   "--rope-max-pos", str(args.rope_max_pos),
+                   "--rope-rotary-factor", str(args.rope_rotary_factor)]
     if args.worker:
         return worker_main(args)
     if args.table_only:

@@ -28,6 +28,10 @@ VariantAttr getVariant(Operation *kernel);
 /// Its kind; `vec` before kgen-make-variants (a lit test of one pass).
 VariantKind getVariantKind(Operation *kernel);
 
+/// On a dim argument of a kernel: the largest value a launch passes (the
+/// DSL's bound, which the runtime checks).
+inline constexpr llvm::StringLiteral kMaxAttr = "kgen.max";
+
 /// The module attribute kgen-launch-policy sets.
 inline constexpr llvm::StringLiteral kLaunchPolicyAttr = "kgen.launch_policy";
 /// The launch policy of `op`'s module: its kgen.launch_policy, else the

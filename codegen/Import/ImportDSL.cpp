@@ -365,7 +365,12 @@ KernelOp Importer::run(const std::map<std::string, int64_t> &staticDims,
     } else {
       dynamicDims.push_back(i);
       argTypes.push_back(b.getIndexType());
-      argAttrs.push_back(named(d));
+      SmallVector<NamedAttribute> attrs = {
+          b.getNamedAttr("kgen.name", b.getStringAttr(d))};
+      if (i < k.dimMax.size() && k.dimMax[i] != INT64_MAX)
+        attrs.push_back(
+            b.getNamedAttr(kMaxAttr, b.getI64IntegerAttr(k.dimMax[i])));
+      argAttrs.push_back(b.getDictionaryAttr(attrs));
     }
   }
   auto kernel =
@@ -436,5 +441,14 @@ KernelOp mlir::kgen::importKernel(OpBuilder &b, const dsl::Kernel &k,
              "yet; compute in f32 and cast to fp8 only to store";
       return {};
     }
+  for (auto [i, d] : llvm::enumerate(k.dims)) {
+    auto it = dims.find(d);
+    if (it != dims.end() && i < k.dimMax.size() && it->second > k.dimMax[i]) {
+      emitError(b.getUnknownLoc())
+          << "kernel '" << k.name << "': dim '" << d << "' = " << it->second
+          << " is past its bound " << k.dimMax[i];
+      return {};
+    }
+  }
   return Importer(b, k).run(dims, symName);
 }

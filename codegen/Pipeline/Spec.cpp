@@ -98,10 +98,14 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
     params.push_back(json::Object{{"name", p.name},
                                   {"kind", "scalar"},
                                   {"dtype", std::string(name(p.dtype))}});
-  for (size_t i = 0; i < k.dims.size(); ++i)
-    if (!known[i])
-      params.push_back(
-          json::Object{{"name", k.dims[i]}, {"kind", "dim"}, {"dtype", "i64"}});
+  for (size_t i = 0; i < k.dims.size(); ++i) {
+    if (known[i])
+      continue;
+    json::Object dim{{"name", k.dims[i]}, {"kind", "dim"}, {"dtype", "i64"}};
+    if (i < k.dimMax.size() && k.dimMax[i] != INT64_MAX)
+      dim["max"] = k.dimMax[i];
+    params.push_back(std::move(dim));
+  }
 
   json::Array variants;
   for (mlir::kgen::KernelOp kop : scheduled.getOps<mlir::kgen::KernelOp>()) {

@@ -46,7 +46,8 @@ llvm::SmallDenseSet<Value> addressingDims(KernelOp k) {
 
 /// Annotates `k` with the assumptions of a variant: `align` bytes for every
 /// tensor in memory (0 = element alignment only) and `divisor` for each
-/// dynamic dim that places accesses.
+/// dynamic dim that places accesses. A bounded dim (rope's rotary pairs)
+/// asks only a chunk's elements: its values are few and small (12, 20, 24).
 void assume(KernelOp k, int64_t align, int64_t divisor) {
   Builder b(k.getContext());
   llvm::SmallDenseSet<Value> addressing = addressingDims(k);
@@ -55,9 +56,11 @@ void assume(KernelOp k, int64_t align, int64_t divisor) {
       int64_t bytes = (e.getIntOrFloatBitWidth() + 7) / 8;
       k.setArgAttr(i, kAlignAttr, b.getI64IntegerAttr(std::max(align, bytes)));
     } else if (isa<IndexType>(t)) {
-      bool places = addressing.contains(k.getBody().getArgument(i));
-      k.setArgAttr(i, kDivisibilityAttr,
-                   b.getI64IntegerAttr(places ? divisor : 1));
+      int64_t d = 1;
+      if (addressing.contains(k.getBody().getArgument(i)))
+        d = k.getArgAttr(i, kMaxAttr) ? std::min(divisor, chunkVector(k))
+                                      : divisor;
+      k.setArgAttr(i, kDivisibilityAttr, b.getI64IntegerAttr(d));
     }
   }
 }
@@ -163,10 +166,14 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
           setVariant(warp, VariantKind::warp, f);
         }
         // Before the others: the runtime takes the first variant that fits.
+        std::optional<int64_t> bound =
+            knownUpperBound(k.getDomainOp().getLength(), k);
         for (int64_t n : exactLengths) {
           // The held variants do as well where they take at most
-          // held-threads-as-good threads.
-          if (!held.empty() && n <= heldThreadsAsGood * vec * held.back())
+          // held-threads-as-good threads; a bounded row never reaches a
+          // length past its bound.
+          if ((!held.empty() && n <= heldThreadsAsGood * vec * held.back()) ||
+              (bound && n > *bound))
             continue;
           auto exact = cast<KernelOp>(b.clone(*k));
           exact.setSymName((name + "_vec_n" + Twine(n)).str());

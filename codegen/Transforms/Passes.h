@@ -118,6 +118,10 @@ int64_t chunkVector(KernelOp kernel);
 int64_t knownDivisor(Value v, KernelOp k);
 inline constexpr int64_t kUnboundedDivisor = int64_t(1) << 30;
 
+/// The largest value the index value `v` of `k` can take, from constants and
+/// the `kgen.max` bounds of dims; nullopt when unbounded.
+std::optional<int64_t> knownUpperBound(Value v, KernelOp k);
+
 /// Pairs of stride-2 views of one tensor whose starts differ by one
 /// (even, odd): together they cover a contiguous span (Pairs.cpp).
 struct StridePairs {

@@ -287,7 +287,14 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
                          int64_t(0), true, int64_t(1), true, int64_t(0), false);
     }
     if (!length || rolledFallback) {
+      // A row of a bounded length (rope's rotary pairs within a head) takes
+      // the threads its longest row needs, not a long row's.
       tpr = dynamicThreads;
+      std::optional<int64_t> bound =
+          knownUpperBound(k.getDomainOp().getLength(), k);
+      if (!length && bound)
+        tpr = std::clamp<int64_t>(
+            llvm::PowerOf2Ceil(llvm::divideCeil(*bound, vector)), 1, tpr);
       reread = true;
     } else {
       int64_t nvec = llvm::divideCeil(*length, vector);

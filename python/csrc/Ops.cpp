@@ -541,6 +541,8 @@ ropeHeads(const char *op, const Tensor &q, const Tensor &k) {
 /// with the cache in q's 16-bit dtype. nullptr: the op has no such form.
 struct RopeForms {
   const char *op, *qOnly = nullptr, *cache16 = nullptr, *qOnlyCache16 = nullptr;
+  /// rotary_dim < head_dim (a run-time rotary_pairs), f32 cache and q's.
+  const char *rotary = nullptr, *rotaryCache16 = nullptr;
 };
 
 /// vLLM's rotary_embedding in place: positions [...] (the tokens of q and k),
@@ -566,10 +568,20 @@ void rope(const RopeForms &f, bool partial, const Tensor &positions,
                 ": 'cos_sin_cache' must be Float",
                 f.cache16 ? " or q's dtype" : "", ", not ",
                 cache.scalar_type());
+  // A cache narrower than a head rotates its first rotary_dim elements.
   const int64_t rot = partial ? d / 2 : d;
-  TORCH_CHECK(cache.dim() == 2 && cache.size(1) == rot, "kgen::", op,
-              ": 'cos_sin_cache' must be [max_pos, ", rot, "], not ",
-              cache.sizes());
+  TORCH_CHECK(cache.dim() == 2 &&
+                  (cache.size(1) == rot ||
+                   (f.rotary && cache.size(1) >= 2 && cache.size(1) < d &&
+                    cache.size(1) % 2 == 0)),
+              "kgen::", op, ": 'cos_sin_cache' must be [max_pos, ", rot, "]",
+              f.rotary ? " or [max_pos, rotary_dim] with rotary_dim even and "
+                         "below head_dim"
+                       : "",
+              ", not ", cache.sizes());
+  const bool rotary = cache.size(1) != rot;
+  TORCH_CHECK(!rotary || key, "kgen::", op, ": q-only rope with rotary_dim ",
+              cache.size(1), " below head_dim ", d, " is not built; pass k");
   checkInPlace(op, q, "q", 2);
   if (key)
     checkInPlace(op, k, "k", 2);
@@ -593,15 +605,19 @@ void rope(const RopeForms &f, bool partial, const Tensor &positions,
         .run(tokens * hq);
     return;
   }
-  Call(cache16 ? f.cache16 : op, q.scalar_type(), d, /*fixedLength=*/true)
-      .rows("q", q, 2)
+  const char *kernel = rotary ? (cache16 ? f.rotaryCache16 : f.rotary)
+                              : (cache16 ? f.cache16 : op);
+  Call call(kernel, q.scalar_type(), d, /*fixedLength=*/true);
+  call.rows("q", q, 2)
       .rows("k", k, 2)
       .whole("positions", positions.contiguous())
       .rows("cos_sin_cache", asRows(cache))
       .dim("q_heads", hq)
       .dim("k_heads", hk)
-      .dim("max_pos", cache.size(0))
-      .run(tokens * (hq + hk));
+      .dim("max_pos", cache.size(0));
+  if (rotary)
+    call.dim("rotary_pairs", cache.size(1) / 2);
+  call.run(tokens * (hq + hk));
 }
 
 /// Hugging Face's apply_rotary_pos_emb, token-major: q [..., Hq, D],
@@ -692,14 +708,16 @@ void impls(torch::Library &m) {
          RopeQFn([](const Tensor &p, const Tensor &q,
                     const std::optional<Tensor> &k, const Tensor &c) {
            rope({"rope_neox", "rope_neox_q", "rope_neox_cache16",
-                 "rope_neox_q_cache16"},
+                 "rope_neox_q_cache16", "rope_neox_rotary",
+                 "rope_neox_rotary_cache16"},
                 false, p, q, k, c);
          }));
   m.impl("rope_gptj",
          RopeQFn([](const Tensor &p, const Tensor &q,
                     const std::optional<Tensor> &k, const Tensor &c) {
            rope({"rope_gptj", "rope_gptj_q", "rope_gptj_cache16",
-                 "rope_gptj_q_cache16"},
+                 "rope_gptj_q_cache16", "rope_gptj_rotary",
+                 "rope_gptj_rotary_cache16"},
                 false, p, q, k, c);
          }));
   m.impl("rope_neox_partial", RopeFn([](const Tensor &p, const Tensor &q,

@@ -59,6 +59,29 @@ def kernels():
         out.append((op, dtype, int(length)))
     return out
 
+
+def rope_positions(indptr, offsets, nnz=None):
+    """Positions [nnz] (int64) of a ragged batch, for rope_neox and rope_gptj,
+    from FlashInfer's apply_rope arguments: token i of request b, with
+    indptr[b] <= i < indptr[b + 1], is at offsets[b] + i - indptr[b]. Give nnz
+    (q.shape[0]) to build them on the GPU without reading indptr back."""
+    if indptr.dim() != 1 or offsets.dim() != 1 or \
+            indptr.numel() != offsets.numel() + 1:
+        raise ValueError(
+            "kgen.rope_positions: indptr must be [B + 1] and offsets [B], "
+            f"not {tuple(indptr.shape)} and {tuple(offsets.shape)}")
+    if indptr.is_floating_point() or offsets.is_floating_point():
+        raise ValueError("kgen.rope_positions: indptr and offsets must be "
+                         "integer tensors")
+    indptr, offsets = indptr.long(), offsets.long()
+    if nnz is None:
+        nnz = int(indptr[-1])
+    starts = offsets - indptr[:-1]
+    per_token = _torch.repeat_interleave(starts, indptr[1:] - indptr[:-1],
+                                         output_size=nnz)
+    return per_token + _torch.arange(nnz, device=indptr.device)
+
+
 from . import _fake  # noqa: E402,F401  (fake implementations)
 from .ops import *  # noqa: E402,F401,F403
 from .ops import __all__  # noqa: E402

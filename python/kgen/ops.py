@@ -247,7 +247,9 @@ def silu_and_mul_quant(x, scale):
 def rope_neox(positions, q, k, cos_sin_cache):
     """vLLM's rotary_embedding (NeoX halves), in place on q [..., Hq, D] and
     k [..., Hk, D] (or q alone, k None); positions int64 per token;
-    cos_sin_cache [P, D] in f32 or, as vLLM passes it, in q's dtype."""
+    cos_sin_cache [P, D] in f32 or, as vLLM passes it, in q's dtype. A cache
+    [P, rotary_dim] with rotary_dim even and below D rotates the first
+    rotary_dim elements of each head (k required)."""
     _ops.rope_neox(positions, q, k, cos_sin_cache)
 
 

@@ -197,6 +197,9 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
     cache = torch.cat([ang.cos(), ang.sin()], -1).to(device)
     half = torch.cat([ang[:, : d // 4].cos(), ang[:, : d // 4].sin()], -1)
     half = half.to(dtype=dtype, device=device)
+    # rotary_dim 3/8 of head_dim (rope_*_rotary): an odd count of pairs.
+    p3 = 3 * d // 16
+    rot3 = torch.cat([ang[:, :p3].cos(), ang[:, :p3].sin()], -1).to(device)
     out = [
         ("rmsnorm", (x, w, 1e-6), ref_rmsnorm),
         ("gemma_rmsnorm", (x, w, 1e-6), ref_gemma_rmsnorm),
@@ -270,6 +273,8 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
         ("rope_gptj", (pos64, q.clone(), k.clone(), cache), None),
         ("rope_neox", (pos64, q.clone(), None, cache), None),
         ("rope_gptj", (pos64, q.clone(), None, cache), None),
+        ("rope_neox", (pos64, q.clone(), k.clone(), rot3), None),
+        ("rope_gptj", (pos64, q.clone(), k.clone(), rot3), None),
         ("rope_neox_partial", (pos64.int(), q.clone(), k.clone(), half), None),
         ("rope_gptj_partial", (pos64.int(), q.clone(), k.clone(), half), None),
         ("rope_hf", (q, k, cos, sin), ref_rope_hf),
@@ -289,6 +294,8 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
             ("rope_neox", (pos64, q.clone(), k.clone(), cache.to(dtype)),
              None),
             ("rope_gptj", (pos64, q.clone(), None, cache.to(dtype)), None),
+            ("rope_neox", (pos64, q.clone(), k.clone(), rot3.to(dtype)),
+             None),
         ]
     return out
 

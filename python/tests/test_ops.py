@@ -48,8 +48,9 @@ def test_every_bundled_op_has_a_torch_op():
     bundled = _bundled_ops()
     # layernorm_nobias is layernorm with bias=None; NAME_f32w is NAME with an
     # f32 weight, NAME_q NAME with k None, NAME_cache16 NAME with a cache in
-    # q's dtype.
-    forms = {n for n in bundled if n.endswith(("_f32w", "_q", "_cache16"))}
+    # q's dtype, NAME_rotary NAME with a cache narrower than a head.
+    forms = {n for n in bundled
+             if n.endswith(("_f32w", "_q", "_cache16", "_rotary"))}
     assert {n.rsplit("_", 1)[0] for n in forms} <= bundled
     assert bundled - {"layernorm_nobias"} - forms == _torch_ops()
 
@@ -151,11 +152,36 @@ def test_argument_errors():
     _raises("must be Float or q's dtype", kgen.rope_neox, torch.arange(3),
             torch.randn(3, 4, 64), torch.randn(3, 2, 64),
             torch.randn(8, 64).half())
+    q, k, p3 = torch.randn(3, 4, 64), torch.randn(3, 2, 64), torch.arange(3)
+    for width in (31, 66, 0):  # odd, wider than a head, empty
+        _raises(r"\[max_pos, 64\] or \[max_pos, rotary_dim\] with "
+                "rotary_dim even and below head_dim", kgen.rope_gptj, p3, q, k,
+                torch.randn(8, width))
+    _raises("q-only rope with rotary_dim 32 below head_dim 64",
+            kgen.rope_neox, p3, q, None, torch.randn(8, 32))
     _raises("group_size 128 must divide", kgen.per_token_group_quant_fp8,
             torch.randn(4, 200), 128)
     _raises("group_size 64, 128 only, not 96",
             kgen.per_token_group_quant_int8, torch.randn(4, 192), 96)
     _raises("scale must be > 0", kgen.quant_int8_static, x, 0.0)
+
+
+def test_rope_positions_from_indptr_and_offsets():
+    # Two requests of 3 and 2 tokens, continuing at positions 10 and 0.
+    indptr, offsets = torch.tensor([0, 3, 5]), torch.tensor([10, 0])
+    want = torch.tensor([10, 11, 12, 0, 1])
+    assert kgen.rope_positions(indptr, offsets).tolist() == want.tolist()
+    got = kgen.rope_positions(indptr.int(), offsets.int(), nnz=5)
+    assert got.dtype == torch.int64 and got.tolist() == want.tolist()
+    with pytest.raises(ValueError, match="indptr must be"):
+        kgen.rope_positions(indptr, torch.tensor([1, 2, 3]))
+    # The result drives rope_neox as FlashInfer's apply_rope would.
+    q, k = torch.randn(5, 2, 64), torch.randn(5, 1, 64)
+    cache = torch.randn(16, 64)
+    q2, k2 = q.clone(), k.clone()
+    kgen.rope_neox(kgen.rope_positions(indptr, offsets), q, k, cache)
+    kgen.rope_neox(want, q2, k2, cache)
+    assert torch.equal(q, q2) and torch.equal(k, k2)
 
 
 def test_compile_fullgraph_no_breaks():

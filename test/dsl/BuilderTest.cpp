@@ -263,6 +263,35 @@ TEST(BuilderError, SliceOutOfRange) {
   expectUserError(c, line, "the length h-1 may be below 1");
 }
 
+// A bounded dim lets a slice of a run-time length lie inside a fixed row
+// (rope's rotary_pairs <= head_dim / 2); an unbounded one does not.
+TEST(Builder, BoundedDimSlices) {
+  Builder b("k");
+  Len pairs = b.dim("pairs", 32);
+  Tensor x = b.input("x", DType::F32, 64);
+  Tensor t = b.input("t", DType::F32, pairs * 2);
+  EXPECT_NO_THROW((void)x.slice(pairs, pairs));
+  EXPECT_NO_THROW((void)x.slice(1, pairs, 2));
+  b.storeSlice(x, 0, 1, x.slice(0, pairs) * t.slice(pairs, pairs));
+  b.storeSlice(x, pairs, 1, x.slice(pairs, pairs) * t.slice(0, pairs));
+  Kernel k = b.build();
+  EXPECT_EQ(k.dimMax, (std::vector<int64_t>{32}));
+
+  Builder u("u");
+  Len n = u.dim("n");
+  Tensor y = u.input("y", DType::F32, 64);
+  int line = 0;
+  Caught c = catchUserError([&] { line = __LINE__; (void)y.slice(n, n); });
+  expectUserError(c, line, "elements up to 2*n are read but a row of 'y' has 64");
+  Builder v("v");
+  Len m = v.dim("m", 33);
+  Tensor z = v.input("z", DType::F32, 64);
+  c = catchUserError([&] { line = __LINE__; (void)z.slice(m, m); });
+  expectUserError(c, line, "elements up to 2*m are read but a row of 'z' has 64");
+  c = catchUserError([&] { line = __LINE__; (void)v.dim("w", 0); });
+  expectUserError(c, line, "dim 'w' has the bound 0; a bound must be >= 1");
+}
+
 TEST(BuilderError, LengthsThatWouldWrap) {
   // Issue 39: start + (length - 1) * stride wrapped int64 and passed the
   // range check, and a row length of INT64_MIN passed "at least 1".
@@ -313,6 +342,14 @@ TEST(Len, ArithmeticIsChecked) {
   EXPECT_FALSE(Len(1).provablyLE(Len(INT64_MIN)));
   EXPECT_TRUE(Len(INT64_MIN).provablyLE(Len(INT64_MAX)));
   EXPECT_FALSE(Len(INT64_MAX).provablyLE(Len(INT64_MIN)));
+  // With bounds: d0 <= 4 proves 2*d0 <= 8; d1 unbounded proves nothing,
+  // and a bound too large to multiply proves nothing either.
+  Len d0 = Len::dim(0), d1 = Len::dim(1);
+  EXPECT_TRUE((d0 * 2).provablyLE(Len(8), {4}));
+  EXPECT_FALSE((d0 * 2).provablyLE(Len(7), {4}));
+  EXPECT_FALSE((d1 * 2).provablyLE(Len(8), {4}));
+  EXPECT_TRUE((d0 + d1).provablyLE(d1 + 4, {4, INT64_MAX}));
+  EXPECT_FALSE((d0 * INT64_MAX).provablyLE(Len(INT64_MAX), {INT64_MAX - 1}));
 }
 
 TEST(BuilderError, SliceStride) {

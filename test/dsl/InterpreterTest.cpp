@@ -613,6 +613,14 @@ TEST(InterpreterBindings, DimBelowOne) {
   EXPECT_THAT(errorOf(r.k, r.b), HasSubstr("dim 'hidden' is -3"));
 }
 
+TEST(InterpreterBindings, DimPastItsBound) {
+  RmsnormBindings r;
+  r.k.dimMax = {4};
+  r.b.dims = {5};
+  EXPECT_THAT(errorOf(r.k, r.b),
+              HasSubstr("dim 'hidden' is 5; it must be <= 4"));
+}
+
 TEST(InterpreterBindings, NegativeRows) {
   RmsnormBindings r;
   r.b.rows = -1;

@@ -178,9 +178,11 @@ int64_t pad16(DType dt) { return std::max<int64_t>(1, 16 / sizeInBytes(dt)); }
 /// rope_* (in place) or rope_hf: T tokens of hq + hk heads. Contiguous: q,
 /// k (and q_out, k_out) in buffers of their own; otherwise q and k are views
 /// of vLLM's fused qkv row (v stays poison: never read), q_out and k_out of
-/// one output row with 16 bytes of padding.
+/// one output row with 16 bytes of padding. `pairs` sets rotary_pairs for
+/// the kernels that take it (rope_*_rotary).
 Case ropeCase(const Kernel &k, bool hf, int64_t T, int64_t hq, int64_t hk,
-              Lay lay, const std::vector<int64_t> &pos, Rng &rng) {
+              Lay lay, const std::vector<int64_t> &pos, Rng &rng,
+              int64_t pairs = 0) {
   Case c;
   DType dt = k.tensors[tensorIndex(k, "q")].dtype;
   int64_t D = k.tensors[tensorIndex(k, "q")].map.subLength.constant;
@@ -215,12 +217,14 @@ Case ropeCase(const Kernel &k, bool hf, int64_t T, int64_t hq, int64_t hk,
     return c;
   }
   c.dims["max_pos"] = MaxPos;
+  if (pairs)
+    c.dims["rotary_pairs"] = pairs;
   place(k, c, "positions", -1, off, T, 1, 1, false, rng);
   Buf &p = c.bufs.back();
   for (int64_t t = 0; t < T; ++t)
     encode(p.dtype, double(pos[t]), p.init.data() + (off + t) * p.elem);
   const TensorDecl &cache = k.tensors[tensorIndex(k, "cos_sin_cache")];
-  int64_t r = cache.rowLength.constant;
+  int64_t r = pairs ? 2 * pairs : cache.rowLength.constant;
   place(k, c, "cos_sin_cache", -1, off, MaxPos, r,
         r + (lay == Lay::Strided ? pad16(cache.dtype) : 0), lay == Lay::Strided,
         rng, -1, 1);
@@ -713,22 +717,35 @@ void ViewOpTest::testRope(bool hf) {
     return "T " + std::to_string(T) + " heads " + std::to_string(hq) + "+" +
            std::to_string(hk) + " " + layName[int(lay)];
   };
+  // rope_*_rotary: every rotary_dim from 2 to head_dim, full and partial,
+  // multiples of the vector width and not.
+  int64_t D = k.entry.length;
+  bool rotary = std::count(dsl.dims.begin(), dsl.dims.end(), "rotary_pairs");
+  std::vector<int64_t> pairsList = {rotary ? D / 2 : 0};
+  if (rotary)
+    for (int64_t p : {D / 4, 3 * D / 8, int64_t(16), int64_t(1), int64_t(5)})
+      if (p <= D / 2 && p != D / 2)
+        pairsList.push_back(p);
   const std::pair<int64_t, int64_t> heads[] = {{32, 8}, {4, 4}, {1, 1}};
-  for (int64_t T : {1, 7, 130})
-    for (auto [hq, hk] : heads)
-      for (Lay lay : {Lay::Contiguous, Lay::Misaligned, Lay::Strided}) {
-        std::vector<int64_t> pos(T);
-        for (int64_t &p : pos)
-          p = int64_t(rng.next() % MaxPos);
-        if (T > 2) { // the first and the last row of the cache
-          pos[1] = 0;
-          pos[2] = MaxPos - 1;
+  for (int64_t pairs : pairsList)
+    for (int64_t T : {1, 7, 130})
+      for (auto [hq, hk] : heads)
+        for (Lay lay : {Lay::Contiguous, Lay::Misaligned, Lay::Strided}) {
+          if (pairs != pairsList[0] && (T == 1 || hq == 4))
+            continue; // the other rotary dims on fewer shapes
+          std::vector<int64_t> pos(T);
+          for (int64_t &p : pos)
+            p = int64_t(rng.next() % MaxPos);
+          if (T > 2) { // the first and the last row of the cache
+            pos[1] = 0;
+            pos[2] = MaxPos - 1;
+          }
+          Case c = ropeCase(dsl, hf, T, hq, hk, lay, pos, rng, pairs);
+          c.what = name(T, hq, hk, lay) +
+                   (pairs ? ", rotary_dim " + std::to_string(2 * pairs) : "");
+          if (!runCase(c))
+            return;
         }
-        Case c = ropeCase(dsl, hf, T, hq, hk, lay, pos, rng);
-        c.what = name(T, hq, hk, lay);
-        if (!runCase(c))
-          return;
-      }
   if (hf)
     return;
 
@@ -747,7 +764,7 @@ void ViewOpTest::testRope(bool hf) {
       for (int64_t t = 0; t < T; ++t)
         pos[t] = t % 3 == 1 ? outside[(t / 3) % outside.size()]
                             : int64_t(rng.next() % MaxPos);
-      Case c = ropeCase(dsl, false, T, hq, hk, lay, pos, rng);
+      Case c = ropeCase(dsl, false, T, hq, hk, lay, pos, rng, pairsList.back());
       c.what = name(T, hq, hk, lay) + ", every third position outside";
       for (int64_t t = 0; t < T; ++t)
         c.nanRows.push_back(t % 3 == 1);

@@ -206,6 +206,34 @@ TEST_F(Args, DimMustBePositive) {
                  {"argument 'hidden' (#4) is a dim and must be > 0, got 0"});
 }
 
+// A dim's "max" bounds what a launch may pass: the kernel relies on it (rope's
+// rotary_pairs stays within a head).
+TEST(ArgsDim, PastItsMax) {
+  kgen::rt::Kernel kernel;
+  std::string spec = replaced(
+      RmsnormSpec, R"({"name": "hidden", "kind": "dim", "dtype": "i64"})",
+      R"({"name": "hidden", "kind": "dim", "dtype": "i64", "max": 4096})");
+  ASSERT_EQ(kernel.create(RmsnormPtx, spec), KGEN_OK) << kgen::rt::lastError();
+  size_t variant = 99;
+  EXPECT_EQ(kernel.selectVariant(RmsnormArgs().args, 5, 4, variant), KGEN_OK)
+      << kgen::rt::lastError();
+  RmsnormArgs a(reinterpret_cast<const void *>(0x10000),
+                reinterpret_cast<const void *>(0x20000),
+                reinterpret_cast<const void *>(0x30000), 4104);
+  EXPECT_EQ(kernel.selectVariant(a.args, 5, 4, variant),
+            KGEN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(kgen::rt::lastError(),
+              HasSubstr("argument 'hidden' (#4) is a dim and must be <= 4096, "
+                        "got 4104"));
+  for (const char *bad : {"0", "4.5", "\"4\""}) {
+    std::string s =
+        replaced(RmsnormSpec, R"("dtype": "i64"})",
+                 std::string(R"("dtype": "i64", "max": )") + bad + "}");
+    EXPECT_EQ(kernel.create(RmsnormPtx, s), KGEN_ERROR_INVALID_SPEC) << bad;
+    EXPECT_THAT(kgen::rt::lastError(), HasSubstr("'max'")) << bad;
+  }
+}
+
 TEST_F(Args, NullKernel) {
   RmsnormArgs a;
   size_t variant;

@@ -73,16 +73,23 @@ bool isPrime(int64_t n) {
 
 /// A dim of `role`: one, powers of two and odd counts of heads; groups of
 /// one to 4096 row programs; tables of one row to 65536.
-int64_t drawDim(std::mt19937_64 &rng, DimRole role) {
+int64_t drawDim(std::mt19937_64 &rng, const DimDraw &d, int64_t length) {
   auto pick = [&](int64_t n) { return int64_t(rng() % uint64_t(n)); };
   int64_t r = pick(8);
-  switch (role) {
+  switch (d.role) {
   case DimRole::Heads:
     return r < 2 ? 1 : r < 5 ? int64_t(1) << pick(7) : 1 + pick(64);
   case DimRole::Group:
     return r < 1 ? 1 : r < 4 ? 1 + pick(16) : logUniform(rng, 1, 4096);
   case DimRole::Table:
     return r < 1 ? 1 : r < 2 ? 2 + pick(15) : logUniform(rng, 16, 65536);
+  case DimRole::Bounded: { // the bound, a multiple of 8 below it, or any
+    auto it = d.maxByLength.find(length);
+    int64_t max = it == d.maxByLength.end() ? 1 : it->second;
+    return r < 2               ? max
+           : r < 5 && max >= 8 ? 8 * (1 + pick(max / 8))
+                               : logUniform(rng, 1, max);
+  }
   }
   return 1;
 }
@@ -99,10 +106,10 @@ void fitBytes(FuzzCase &c, const OpOffer &offer, int64_t maxBytes,
   };
   auto halveLargest = [&](bool table) {
     int64_t *most = nullptr;
-    for (const auto &[name, role] : offer.dims)
-      if ((role == DimRole::Table) == table && c.dims[name] > 1 &&
-          (!most || c.dims[name] > *most))
-        most = &c.dims[name];
+    for (const DimDraw &d : offer.dims)
+      if ((d.role == DimRole::Table) == table && c.dims[d.name] > 1 &&
+          (!most || c.dims[d.name] > *most))
+        most = &c.dims[d.name];
     if (most)
       *most /= 2;
     return most != nullptr;
@@ -170,8 +177,8 @@ FuzzCase makeCase(const OpOffer &offer, uint64_t seed, int64_t maxBytes,
   c.valueSeed = rng();
   // Row maps: drawn after the rest, so that plain ops' cases stay as they
   // were. Rows count groups of row programs here (FuzzCase::rows).
-  for (const auto &[name, role] : offer.dims)
-    c.dims[name] = drawDim(rng, role);
+  for (const DimDraw &d : offer.dims)
+    c.dims[d.name] = drawDim(rng, d, c.specialized ? c.length : 0);
   if (offer.heads)
     c.fused = pick(2);
   if (offer.gather)

@@ -43,9 +43,19 @@ const char *positionsName(Positions p);
 
 /// What a dim besides the row length counts, read from the row maps.
 enum class DimRole {
-  Heads, ///< sub-rows of a heads() part (q_heads)
-  Group, ///< row programs sharing a tensor row (tokens_per_batch)
-  Table, ///< rows of a gathered table (max_pos)
+  Heads,   ///< sub-rows of a heads() part (q_heads)
+  Group,   ///< row programs sharing a tensor row (tokens_per_batch)
+  Table,   ///< rows of a gathered table (max_pos)
+  Bounded, ///< a dim with an upper bound (rope's rotary_pairs)
+};
+
+/// A dim the case draws besides the row length.
+struct DimDraw {
+  std::string name;
+  DimRole role;
+  /// Bounded: the dim's bound in the kernel of each length (0: dynamic),
+  /// which may depend on it (rope's rotary_pairs <= head_dim / 2).
+  std::map<int64_t, int64_t> maxByLength;
 };
 
 struct FuzzCase {
@@ -75,7 +85,7 @@ struct OpOffer {
   std::vector<int64_t> lengths; ///< specialized kernels
   bool dynamic = false;         ///< has a dynamic kernel
   bool centred = false;         ///< subtracts the row mean: values near 32
-  std::vector<std::pair<std::string, DimRole>> dims; ///< besides the length
+  std::vector<DimDraw> dims;    ///< besides the length
   bool heads = false;  ///< has heads() views (fused or not)
   bool gather = false; ///< gathers rows by an index tensor
 };

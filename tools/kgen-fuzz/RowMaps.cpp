@@ -41,8 +41,7 @@ std::vector<char> storedElements(const Kernel &k, size_t t,
 } // namespace
 
 bool dimRoles(const Kernel &k, const std::string &mainDim,
-              std::vector<std::pair<std::string, DimRole>> &out,
-              std::string &err) {
+              std::vector<DimDraw> &out, std::string &err) {
   std::map<int, DimRole> role;
   auto mark = [&](const Len &l, DimRole r) {
     for (const auto &[d, coef] : l.terms)
@@ -58,6 +57,10 @@ bool dimRoles(const Kernel &k, const std::string &mainDim,
   for (size_t d = 0; d < k.dims.size(); ++d) {
     if (k.dims[d] == mainDim)
       continue;
+    if (d < k.dimMax.size() && k.dimMax[d] != INT64_MAX) {
+      out.push_back({k.dims[d], DimRole::Bounded, {}});
+      continue;
+    }
     auto it = role.find(int(d));
     if (it == role.end()) {
       err = "dim '" + k.dims[d] +

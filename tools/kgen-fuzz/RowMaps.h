@@ -47,11 +47,10 @@ struct Shape {
   int64_t bytes = 0;             ///< all slots
 };
 
-/// The dims of `k` besides `mainDim`, by their role in its row maps; false
-/// with `err` for a dim no map uses.
+/// The dims of `k` besides `mainDim`, by their bound or their role in its
+/// row maps; false with `err` for a dim with neither.
 bool dimRoles(const Kernel &k, const std::string &mainDim,
-              std::vector<std::pair<std::string, DimRole>> &out,
-              std::string &err);
+              std::vector<DimDraw> &out, std::string &err);
 
 /// Lays case `c` out for `k` (op `op`); false with `err` for a case that
 /// does not fit the kernel (a dim it lacks, too many bytes).

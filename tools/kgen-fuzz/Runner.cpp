@@ -67,7 +67,7 @@ bool Bundle::open(const std::string &d, std::string &err) {
       continue;
     }
     std::string why;
-    std::vector<std::pair<std::string, DimRole>> roles;
+    std::vector<DimDraw> roles;
     if (!dimRoles(k, op->mainDim, roles, why)) {
       skippedMap[e.op] = why;
       offerMap.erase(e.op);
@@ -77,6 +77,16 @@ bool Bundle::open(const std::string &d, std::string &err) {
     o.op = e.op;
     o.centred = e.op.find("layernorm") != std::string::npos ||
                 e.op.find("adaln") != std::string::npos;
+    // Bounds may differ by length: each length's kernel gives its own.
+    for (DimDraw &d : roles) {
+      if (d.role != DimRole::Bounded)
+        continue;
+      auto at = std::find(k.dims.begin(), k.dims.end(), d.name);
+      d.maxByLength[e.length] = k.dimMax[at - k.dims.begin()];
+      for (const DimDraw &was : o.dims)
+        if (was.name == d.name)
+          d.maxByLength.insert(was.maxByLength.begin(), was.maxByLength.end());
+    }
     o.dims = roles;
     for (const TensorDecl &td : k.tensors) {
       o.heads |= td.map.subLength != Len(0);
