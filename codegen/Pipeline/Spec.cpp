@@ -146,6 +146,9 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
                                   {"max_registers", s.getMaxRegisters()}}}};
     if (s.getBusyRow())
       variant.getObject("schedule")->insert({"busy_row", true});
+    if (s.getPrefetchBlocks()) // the grids whose blocks prefetch their rows
+      variant.getObject("schedule")
+          ->insert({"prefetch_blocks", s.getPrefetchBlocks()});
     // When the runtime may launch it: the variant's own fields.
     if (mlir::kgen::VariantAttr v = mlir::kgen::getVariant(kop)) {
       if (v.getLength())

@@ -92,4 +92,19 @@ bool readNumerics(const std::string &path,
   });
 }
 
+bool readSass(const std::string &path,
+              std::map<std::pair<std::string, std::string>, SassCounts> &out,
+              std::string &err) {
+  return forEachRow(path, 5, err, [&](auto &f, const std::string &at) {
+    SassCounts c;
+    if (f[2].getAsInteger(10, c.loads128) ||
+        f[3].getAsInteger(10, c.prefetch) || f[4].getAsInteger(10, c.cluster)) {
+      err = at + "expected KERNEL, ENTRY and three counts";
+      return false;
+    }
+    out[{f[0].str(), f[1].str()}] = c;
+    return true;
+  });
+}
+
 } // namespace kgen::tools

@@ -3,7 +3,8 @@
 // kgen runs where LLVM is, kgen-fuzz where the GPU is; they meet in two
 // tab-separated tables. `kgen-fuzz time` writes a case's times (kgen tune
 // reads them; a baseline stores them), `kgen-fuzz run --report` each
-// kernel's numerics over a fixed fuzz set (a baseline stores them).
+// kernel's numerics over a fixed fuzz set (a baseline stores them), and
+// bench/tune_check.sh each entry's counts of SASS instructions (kgen tune).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KGEN_TOOLS_KGEN_GPURECORDS_H
@@ -30,12 +31,22 @@ struct KernelNumerics {
   double worst = 0;
 };
 
-/// Reads a table, keyed by its first column; false with `err` ("FILE:LINE:
+/// A row of tune_check.sh's sass.tsv: kernel, entry, then the entry's
+/// 128-bit global loads, L2 prefetches and cluster barriers in its SASS.
+struct SassCounts {
+  int64_t loads128 = 0, prefetch = 0, cluster = 0;
+};
+
+/// Reads a table, keyed by its first column (sass.tsv: by kernel and entry);
+/// false with `err` ("FILE:LINE:
 /// ...") for a file that is not one, or past 16 MiB.
 bool readTimes(const std::string &path, std::map<std::string, CaseTimes> &out,
                std::string &err);
 bool readNumerics(const std::string &path,
                   std::map<std::string, KernelNumerics> &out, std::string &err);
+bool readSass(const std::string &path,
+              std::map<std::pair<std::string, std::string>, SassCounts> &out,
+              std::string &err);
 
 /// A regular file of at most 16 MiB, read whole; false with `err`.
 bool readSmallFile(const std::string &path, std::string &out, std::string &err);

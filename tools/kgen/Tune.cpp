@@ -3,6 +3,7 @@
 
 #include "Bundle.h"
 #include "GpuRecords.h"
+#include "SassClaims.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -16,6 +17,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
+#include <set>
 
 namespace kgen::tools {
 namespace {
@@ -323,6 +325,43 @@ int tunePick(const std::string &run, double noise) {
     b.warmSlack = std::max(b.warmSlack, noise);
   }
 
+  // The machine code against the schedules' claims, where tune_check.sh
+  // could read it (ptxas and cuobjdump on the GPU machine). A candidate
+  // whose SASS lacks a claim cannot win.
+  std::string sass;
+  std::set<std::string> sassMisses;
+  std::vector<std::string> checked = {"base"};
+  for (const Candidate &c : candidates)
+    if (!c.same)
+      checked.push_back(c.name);
+  for (const std::string &name : checked) {
+    std::string tsv = dir + name + "/sass.tsv";
+    if (!llvm::sys::fs::exists(tsv))
+      continue;
+    SassCheck s;
+    if (!checkSassClaims(dir + name + "/kernels", tsv, s, err))
+      return fail(err);
+    if (!s.misses.empty())
+      sassMisses.insert(name);
+    sass += fmt::format("| {} | {} | {}/{} | {}/{} | {}/{} | {} |\n", name,
+                        s.entries, s.loads128Found, s.loads128, s.prefetchFound,
+                        s.prefetch, s.clusterFound, s.cluster,
+                        s.misses.empty()
+                            ? std::string("as claimed")
+                            : fmt::format("{} missing, first {}",
+                                          s.misses.size(), s.misses.front()));
+  }
+  sass = sass.empty()
+             ? "No sass.tsv (no ptxas or cuobjdump on the GPU machine): the "
+               "machine code was not checked.\n"
+             : "Entries whose SASS has each feature their schedule claims "
+               "(found/claimed): 128-bit loads (`_vec` variants of aligned "
+               "rows of whole chunks), L2 prefetches (prefetch_blocks), "
+               "cluster barriers.\n\n| kernels of | entries | 128-bit loads "
+               "| prefetches | cluster barriers | verdict |\n"
+               "|---|---|---|---|---|---|\n" +
+                   sass;
+
   std::string table =
       "| candidate | cold geomean | graph geomean | worst case | verdict |\n"
       "|---|---|---|---|---|\n";
@@ -357,6 +396,12 @@ int tunePick(const std::string &run, double noise) {
     }
     if (!failed.empty()) {
       table += "| " + c.name + " | | | | rejected: " + failed + " |\n";
+      continue;
+    }
+    if (sassMisses.count(c.name)) {
+      table += "| " + c.name +
+               " | | | | rejected: its SASS lacks what its schedule claims "
+               "(below) |\n";
       continue;
     }
     double gc = geomean(cold), gw = geomean(warm);
@@ -409,12 +454,12 @@ int tunePick(const std::string &run, double noise) {
       "geomeans is below 1 - noise and no case is slower than 1 + its "
       "slack (the noise, or twice the spread of the base's two runs of "
       "that case where larger).\n\n"
-      "{}\n{}\n## The base\n\n{}",
+      "{}\n{}\n## The machine code\n\n{}\n## The base\n\n{}",
       run, arch->str(), baseName->str(), base.size(), 100 * noise,
       100 * measured, table,
       changes.empty() ? "No change won.\n"
                       : "Won: " + llvm::join(changes, ", ") + ".\n",
-      cases);
+      sass, cases);
   if (!writeFile(run + "/summary.md", summary) ||
       !writeFile(run + "/profile.json", codegen::writeProfile(tuned)))
     return 1;

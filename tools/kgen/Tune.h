@@ -10,8 +10,9 @@
 // reads those times, sets the noise from the base's two runs, and writes
 // summary.md (per candidate: geomean against the base, cold and in graphs,
 // its worst case and the cases slower than their noise; per case: the
-// base's share of memcpy) and profile.json: the base with every change that
-// won past the noise.
+// base's share of memcpy; per candidate, whether its SASS has what its
+// schedule claims, where tune_check.sh could read the SASS: SassClaims.h)
+// and profile.json: the base with every change that won past the noise.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KGEN_TOOLS_KGEN_TUNE_H
