@@ -215,7 +215,8 @@ static cl::opt<std::string> cuobjdumpPath(
 static cl::opt<std::string> lintConfig("config",
                                        cl::desc("The lint rules (a JSON file)"),
                                        cl::value_desc("file"), cl::sub(lintCmd),
-                                       cl::sub(diffCmd), cl::cat(cat));
+                                       cl::sub(diffCmd), cl::sub(tuneCmd),
+                                       cl::cat(cat));
 static cl::opt<bool> verbose("v",
                              cl::desc("lint: a line per entry; diff: "
                                       "every changed metric"),
@@ -601,8 +602,11 @@ static int runTune() {
   if (tuneArgs[0] == "pick") {
     if (!(tuneNoise >= 0 && tuneNoise < 1))
       return fail("--noise must lie in [0, 1)");
-    return tools::tunePick(tuneArgs[1], tuneNoise);
+    return tools::tunePick(tuneArgs[1], tuneNoise, lintConfig);
   }
+  if (!lintConfig.empty())
+    return fail("--config is tune pick's: the lint rules whose claims it "
+                "checks in the SASS");
   if (tuneSpace.empty())
     return fail("tune plan needs --space FILE: the option values to try");
   tools::TunePlan plan;

@@ -33,8 +33,9 @@ public:
     if (v.kind != json::Value::Kind::Object)
       return fail(where, "must be an object");
     static const std::set<std::string> keys = {
-        "why",        "ops",          "dtypes",     "archs",
-        "lengths",    "variants",     "max",        "require_ptx",
+        "why",        "ops",          "dtypes",
+        "archs",      "lengths",      "length_multiple",
+        "variants",   "max",          "require_ptx",
         "forbid_ptx", "require_sass", "forbid_sass"};
     for (const auto &[key, value] : v.object)
       if (!keys.count(key))
@@ -66,6 +67,11 @@ public:
                       "must hold integers >= 0 (0: the dynamic kernel)");
         r.lengths.push_back(n.integer);
       }
+    }
+    if (const json::Value *m = v.find("length_multiple")) {
+      if (!m->isInteger || m->integer < 1)
+        return fail(where + ".length_multiple", "must be an integer >= 1");
+      r.lengthMultiple = m->integer;
     }
     if (const json::Value *p = v.find("variants")) {
       if (p->kind != json::Value::Kind::String)
@@ -170,6 +176,7 @@ bool LintRule::selects(const KernelMetrics &k, const EntryMetrics &e) const {
          (dtypes.empty() || has(dtypes, k.dtype)) &&
          (archs.empty() || has(archs, k.arch)) &&
          (lengths.empty() || has(lengths, k.length)) &&
+         k.length % lengthMultiple == 0 &&
          (!variants || variants->re->match(e.variant));
 }
 

@@ -32,6 +32,7 @@ struct LintRule {
   std::string why;
   std::vector<std::string> ops, dtypes, archs;      ///< empty: any
   std::vector<int64_t> lengths;                     ///< empty: any; 0 = dynamic
+  int64_t lengthMultiple = 1; ///< lengths it divides (0, dynamic, included)
   std::optional<LintPattern> variants;              ///< on the variant's name
   std::vector<std::pair<std::string, int64_t>> max; ///< entryFields() keys
   std::vector<LintPattern> requirePtx, forbidPtx, requireSass, forbidSass;

@@ -25,6 +25,13 @@ const std::vector<MetricField> &entryFields() {
   return fields;
 }
 
+std::string entryVariant(const std::string &kernel, const std::string &entry) {
+  std::string prefix = kernel + "_";
+  return llvm::StringRef(entry).starts_with(prefix)
+             ? entry.substr(prefix.size())
+             : entry;
+}
+
 bool parsePtxasReport(const std::string &report, const std::string &base,
                       std::vector<EntryMetrics> &out, std::string &err) {
   static const std::regex entry(R"(Compiling entry function '([^']+)')");
@@ -41,12 +48,8 @@ bool parsePtxasReport(const std::string &report, const std::string &base,
     std::string l = line.str();
     std::smatch m;
     if (std::regex_search(l, m, entry)) {
-      std::string name = m[1];
-      std::string prefix = base + "_";
       EntryMetrics e;
-      e.variant = llvm::StringRef(name).starts_with(prefix)
-                      ? name.substr(prefix.size())
-                      : name;
+      e.variant = entryVariant(base, m[1]);
       out.push_back(e);
       seenFrame.push_back(false);
       seenRegs.push_back(false);

@@ -42,6 +42,10 @@ struct MetricField {
 };
 const std::vector<MetricField> &entryFields();
 
+/// An entry's variant: its name past the kernel's and "_" ("vec_hold4"), or
+/// the whole name where it does not start so.
+std::string entryVariant(const std::string &kernel, const std::string &entry);
+
 /// Parses `ptxas -v` output into one EntryMetrics per "Compiling entry
 /// function" (variant = the name past `base` + "_"). False with `err` when
 /// an entry's lines are missing.

@@ -2,6 +2,7 @@
 #include "SassClaims.h"
 
 #include "GpuRecords.h"
+#include "Lint.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -12,8 +13,26 @@
 namespace kgen::tools {
 namespace json = llvm::json;
 
+namespace {
+
+/// Whether a rule of `lint` that selects the entry requires `opcode` in its
+/// SASS: the lint's rule is the claim, so the two cannot drift apart.
+bool lintRequires(const LintConfig *lint, const KernelMetrics &k,
+                  const EntryMetrics &e, llvm::StringRef opcode) {
+  if (!lint)
+    return false;
+  return llvm::any_of(lint->rules, [&](const LintRule &r) {
+    return r.selects(k, e) &&
+           llvm::any_of(r.requireSass, [&](const LintPattern &p) {
+             return p.re->match(opcode);
+           });
+  });
+}
+
+} // namespace
+
 bool checkSassClaims(const std::string &kernelsDir, const std::string &sassTsv,
-                     SassCheck &out, std::string &err) {
+                     const LintConfig *lint, SassCheck &out, std::string &err) {
   std::map<std::pair<std::string, std::string>, SassCounts> sass;
   if (!readSass(sassTsv, sass, err))
     return false;
@@ -30,7 +49,14 @@ bool checkSassClaims(const std::string &kernelsDir, const std::string &sassTsv,
     int64_t length;
     if (line.starts_with("#") || f.size() < 5 || f[4].getAsInteger(10, length))
       continue;
-    std::string kernel = f[0].str(), text;
+    KernelMetrics k;
+    k.name = f[0].str();
+    k.op = f[1].str();
+    k.dtype = f[2].str();
+    k.arch = f[3].str();
+    k.length = length;
+    const std::string &kernel = k.name;
+    std::string text;
     if (!readSmallFile(kernelsDir + "/" + kernel + ".json", text, err))
       return false;
     llvm::Expected<json::Value> spec = json::parse(text);
@@ -58,15 +84,9 @@ bool checkSassClaims(const std::string &kernelsDir, const std::string &sassTsv,
       }
       const SassCounts &c = it->second;
       const json::Object *schedule = o->getObject("schedule");
-      const json::Object *align = o->getObject("tensor_align");
-      // As ops/lint.json's rule: `_vec` variants of 16-byte-aligned rows a
-      // whole number of 8-element chunks long (or of any length: dynamic).
-      bool aligned =
-          align && !align->empty() && llvm::all_of(*align, [](const auto &kv) {
-            return kv.second.getAsInteger().value_or(0) >= 16;
-          });
-      bool wants128 = llvm::StringRef(*entry).contains("_vec") && aligned &&
-                      length % 8 == 0;
+      EntryMetrics e;
+      e.variant = entryVariant(kernel, entry->str());
+      bool wants128 = lintRequires(lint, k, e, "LDG.E.128");
       bool wantsPrefetch =
           schedule && schedule->getInteger("prefetch_blocks").value_or(0) > 0;
       bool wantsCluster = o->getInteger("cluster").value_or(0) > 0;

@@ -1,11 +1,11 @@
 //===- SassClaims.h - Schedule claims checked in SASS -----------*- C++ -*-===//
 //
-// A kernel's spec says what its schedule meant the machine code to do: rows
-// of whole 16-byte chunks loaded 128 bits at a time (`_vec` variants), L2
-// prefetches (schedule.prefetch_blocks), cluster barriers (cluster
-// variants). bench/tune_check.sh counts those instructions per entry in the
-// SASS (cuobjdump on the GPU machine) into sass.tsv; this checks each claim
-// against the counts, so a tuning run cannot credit a feature that ptxas
+// What a kernel's schedule meant the machine code to do: 128-bit loads where
+// a lint rule requires LDG.E.128 of the entry (ops/lint.json's `_vec` rule),
+// L2 prefetches (the spec's schedule.prefetch_blocks), cluster barriers
+// (cluster variants). bench/tune_check.sh counts those instructions per entry
+// in the SASS (cuobjdump on the GPU machine) into sass.tsv; this checks each
+// claim against the counts, so a tuning run cannot credit a feature that ptxas
 // dropped.
 //
 //===----------------------------------------------------------------------===//
@@ -16,6 +16,8 @@
 #include <vector>
 
 namespace kgen::tools {
+
+struct LintConfig;
 
 struct SassCheck {
   /// Entries claiming each feature, and those whose SASS has it.
@@ -28,10 +30,11 @@ struct SassCheck {
 };
 
 /// Checks the kernels of `kernelsDir` (a bundle: manifest.tsv and the
-/// specs) against `sassTsv` (GpuRecords.h's readSass). False with `err` for an
-/// unreadable or malformed file, or an entry the SASS lacks.
+/// specs) against `sassTsv` (GpuRecords.h's readSass); `lint` null: no
+/// 128-bit load is claimed. False with `err` for an unreadable or malformed
+/// file, or an entry the SASS lacks.
 bool checkSassClaims(const std::string &kernelsDir, const std::string &sassTsv,
-                     SassCheck &out, std::string &err);
+                     const LintConfig *lint, SassCheck &out, std::string &err);
 
 } // namespace kgen::tools
 

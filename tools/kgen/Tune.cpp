@@ -3,6 +3,7 @@
 
 #include "Bundle.h"
 #include "GpuRecords.h"
+#include "Lint.h"
 #include "SassClaims.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -264,8 +265,12 @@ double geomean(const std::vector<double> &v) {
 
 } // namespace
 
-int tunePick(const std::string &run, double noise) {
+int tunePick(const std::string &run, double noise,
+             const std::string &lintConfig) {
   std::string text, err;
+  LintConfig lint;
+  if (!lintConfig.empty() && !loadLintConfig(lintConfig, lint, err))
+    return fail(err);
   if (!readSmallFile(run + "/state.json", text, err))
     return fail(err + " (a folder of kgen tune plan?)");
   llvm::Expected<json::Value> parsed = json::parse(text);
@@ -339,7 +344,8 @@ int tunePick(const std::string &run, double noise) {
     if (!llvm::sys::fs::exists(tsv))
       continue;
     SassCheck s;
-    if (!checkSassClaims(dir + name + "/kernels", tsv, s, err))
+    if (!checkSassClaims(dir + name + "/kernels", tsv,
+                         lintConfig.empty() ? nullptr : &lint, s, err))
       return fail(err);
     if (!s.misses.empty())
       sassMisses.insert(name);
@@ -355,8 +361,8 @@ int tunePick(const std::string &run, double noise) {
              ? "No sass.tsv (no ptxas or cuobjdump on the GPU machine): the "
                "machine code was not checked.\n"
              : "Entries whose SASS has each feature their schedule claims "
-               "(found/claimed): 128-bit loads (`_vec` variants of aligned "
-               "rows of whole chunks), L2 prefetches (prefetch_blocks), "
+               "(found/claimed): 128-bit loads (where a rule of --config "
+               "requires LDG.E.128), L2 prefetches (prefetch_blocks), "
                "cluster barriers.\n\n| kernels of | entries | 128-bit loads "
                "| prefetches | cluster barriers | verdict |\n"
                "|---|---|---|---|---|---|\n" +

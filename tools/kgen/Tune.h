@@ -37,8 +37,10 @@ int tunePlan(const TunePlan &plan, const Selection &sel,
              const codegen::CompileOptions &base, unsigned threads);
 
 /// `kgen tune pick RUN`: returns the exit code. `noise` is the least
-/// relative change that counts, raised to what the base's two runs show.
-int tunePick(const std::string &run, double noise);
+/// relative change that counts, raised to what the base's two runs show;
+/// `lintConfig` ("": none) says which entries claim 128-bit loads.
+int tunePick(const std::string &run, double noise,
+             const std::string &lintConfig);
 
 } // namespace kgen::tools
 
