@@ -4,20 +4,22 @@
 # get their last element wrong) is found, and minimize shrinks it to one row
 # of 9 elements; its numerics fail `kgen diff` against a clean run's
 # baseline. Ops with row maps (rope_neox: heads and a gather, adaln:
-# grouped rows) are fuzzed too and their planted bugs found.
+# grouped rows, rope_neox_rotary: a bounded dim drawn per length's bound)
+# are fuzzed too and their planted bugs found.
 #   fuzz-emu.sh KGEN KGEN_FUZZ LIBEMU WORKDIR
 set -euo pipefail
 kgen="$1" fuzz="$2" emu="$3" work="$4"
 rm -rf "$work" && mkdir -p "$work"
 "$kgen" bundle -o "$work/k" --archs sm_90 --lengths 0,4096 \
-  --ops rmsnorm,silu_and_mul,fused_add_rmsnorm,rmsnorm_quant_dynamic,rope_neox,adaln \
+  --ops rmsnorm,silu_and_mul,fused_add_rmsnorm,rmsnorm_quant_dynamic,rope_neox,adaln,rope_neox_rotary \
   > /dev/null
 export KGEN_GPU_TEST_FAKE_CUDA="$emu"
 "$fuzz" run "$work/k" --cases 60 --max-bytes 1048576 \
   --report "$work/numerics.tsv" | tee "$work/clean.txt"
 grep -qE "^\[kgen-fuzz\] rope_neox +60 cases, 0 failed" "$work/clean.txt"
 grep -qE "^\[kgen-fuzz\] adaln +60 cases, 0 failed" "$work/clean.txt"
-grep -q "360 cases, 0 failed" "$work/clean.txt"
+grep -qE "^\[kgen-fuzz\] rope_neox_rotary +60 cases, 0 failed" "$work/clean.txt"
+grep -q "420 cases, 0 failed" "$work/clean.txt"
 
 # Row maps: a wrong value in rope's last head and adaln's tail bug are found,
 # and a case with heads, positions and a fused qkv row round-trips.

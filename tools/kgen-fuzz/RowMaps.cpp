@@ -40,7 +40,7 @@ std::vector<char> storedElements(const Kernel &k, size_t t,
 
 } // namespace
 
-bool dimRoles(const Kernel &k, const std::string &mainDim,
+bool dimRoles(const Kernel &k, const std::string &mainDim, int64_t length,
               std::vector<DimDraw> &out, std::string &err) {
   std::map<int, DimRole> role;
   auto mark = [&](const Len &l, DimRole r) {
@@ -58,7 +58,7 @@ bool dimRoles(const Kernel &k, const std::string &mainDim,
     if (k.dims[d] == mainDim)
       continue;
     if (d < k.dimMax.size() && k.dimMax[d] != INT64_MAX) {
-      out.push_back({k.dims[d], DimRole::Bounded, {}});
+      out.push_back({k.dims[d], DimRole::Bounded, {{length, k.dimMax[d]}}});
       continue;
     }
     auto it = role.find(int(d));

@@ -47,9 +47,10 @@ struct Shape {
   int64_t bytes = 0;             ///< all slots
 };
 
-/// The dims of `k` besides `mainDim`, by their bound or their role in its
-/// row maps; false with `err` for a dim with neither.
-bool dimRoles(const Kernel &k, const std::string &mainDim,
+/// The dims of `k` (the kernel of `length`, 0: dynamic) besides `mainDim`,
+/// by their bound or their role in its row maps; false with `err` for a dim
+/// with neither.
+bool dimRoles(const Kernel &k, const std::string &mainDim, int64_t length,
               std::vector<DimDraw> &out, std::string &err);
 
 /// Lays case `c` out for `k` (op `op`); false with `err` for a case that

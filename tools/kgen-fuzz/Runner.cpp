@@ -68,7 +68,7 @@ bool Bundle::open(const std::string &d, std::string &err) {
     }
     std::string why;
     std::vector<DimDraw> roles;
-    if (!dimRoles(k, op->mainDim, roles, why)) {
+    if (!dimRoles(k, op->mainDim, e.length, roles, why)) {
       skippedMap[e.op] = why;
       offerMap.erase(e.op);
       continue;
@@ -77,16 +77,11 @@ bool Bundle::open(const std::string &d, std::string &err) {
     o.op = e.op;
     o.centred = e.op.find("layernorm") != std::string::npos ||
                 e.op.find("adaln") != std::string::npos;
-    // Bounds may differ by length: each length's kernel gives its own.
-    for (DimDraw &d : roles) {
-      if (d.role != DimRole::Bounded)
-        continue;
-      auto at = std::find(k.dims.begin(), k.dims.end(), d.name);
-      d.maxByLength[e.length] = k.dimMax[at - k.dims.begin()];
+    // Bounds may differ by length: keep each length's kernel's.
+    for (DimDraw &d : roles)
       for (const DimDraw &was : o.dims)
         if (was.name == d.name)
           d.maxByLength.insert(was.maxByLength.begin(), was.maxByLength.end());
-    }
     o.dims = roles;
     for (const TensorDecl &td : k.tensors) {
       o.heads |= td.map.subLength != Len(0);
