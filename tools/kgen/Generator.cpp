@@ -421,11 +421,6 @@ static int runEmit() {
       if (std::find(k.dims.begin(), k.dims.end(), name.str()) == k.dims.end())
         return fail(fmt::format("{} has no dim '{}'; its dims: {}", op->name,
                                 name.str(), llvm::join(k.dims, ", ")));
-      size_t d =
-          std::find(k.dims.begin(), k.dims.end(), name.str()) - k.dims.begin();
-      if (d < k.dimMax.size() && v > k.dimMax[d])
-        return fail(fmt::format("--dim {}={} is past the dim's bound {}",
-                                name.str(), v, k.dimMax[d]));
       if (name == op->mainDim && length)
         return fail(fmt::format("--dim {}= and --hidden both set {}; give "
                                 "one of them",
