@@ -171,6 +171,7 @@ LogicalResult VariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     break;
   case VariantKind::vec:
   case VariantKind::any:
+  case VariantKind::narrow:
     break;
   }
   return success();

@@ -114,7 +114,7 @@ def Kgen_VariantKind : I32EnumAttr<"VariantKind", "which clone of a kernel", [
     I32EnumAttrCase<"vec", 0>, I32EnumAttrCase<"any", 1>,
     I32EnumAttrCase<"exact", 2>, I32EnumAttrCase<"held", 3>,
     I32EnumAttrCase<"warp", 4>, I32EnumAttrCase<"rows", 5>,
-    I32EnumAttrCase<"cluster", 6>]> {
+    I32EnumAttrCase<"cluster", 6>, I32EnumAttrCase<"narrow", 7>]> {
   let cppNamespace = "::mlir::kgen";
   let genSpecializedAttr = 0;
 }
@@ -140,6 +140,9 @@ def Kgen_VariantAttr : AttrDef<Kgen_Dialect, "Variant"> {
     - `rows`: launched from `minRows` rows (`_vec_rows`).
     - `cluster`: launched on at most `maxRows` rows, a row over a cluster of
       blocks (`_vec_cluster`).
+    - `narrow`: as `vec`, but its bounded dims (`kgen.max`: rope's rotary
+      pairs) are a multiple of a smaller power of two only (`_vec_mD`), for
+      the values `vec` does not take.
   }];
   let parameters = (ins
       EnumParameter<Kgen_VariantKind>:$kind,

@@ -47,10 +47,14 @@ llvm::SmallDenseSet<Value> addressingDims(KernelOp k) {
 /// Annotates `k` with the assumptions of a variant: `align` bytes for every
 /// tensor in memory (0 = element alignment only) and `divisor` for each
 /// dynamic dim that places accesses. A bounded dim (rope's rotary pairs)
-/// asks only a chunk's elements: its values are few and small (12, 20, 24).
-void assume(KernelOp k, int64_t align, int64_t divisor) {
+/// asks `boundedDivisor` (0: a chunk's elements, at most `divisor`): its
+/// values are few and small (10, 12, 24).
+void assume(KernelOp k, int64_t align, int64_t divisor,
+            int64_t boundedDivisor = 0) {
   Builder b(k.getContext());
   llvm::SmallDenseSet<Value> addressing = addressingDims(k);
+  if (!boundedDivisor)
+    boundedDivisor = std::min(divisor, chunkVector(k));
   for (auto [i, t] : llvm::enumerate(k.getArgumentTypes())) {
     if (Type e = getTensorElementType(t)) {
       int64_t bytes = (e.getIntOrFloatBitWidth() + 7) / 8;
@@ -58,11 +62,18 @@ void assume(KernelOp k, int64_t align, int64_t divisor) {
     } else if (isa<IndexType>(t)) {
       int64_t d = 1;
       if (addressing.contains(k.getBody().getArgument(i)))
-        d = k.getArgAttr(i, kMaxAttr) ? std::min(divisor, chunkVector(k))
-                                      : divisor;
+        d = k.getArgAttr(i, kMaxAttr) ? boundedDivisor : divisor;
       k.setArgAttr(i, kDivisibilityAttr, b.getI64IntegerAttr(d));
     }
   }
+}
+
+/// Whether a bounded dim (kgen.max) places `k`'s accesses.
+bool hasBoundedAddressing(KernelOp k) {
+  return llvm::any_of(addressingDims(k), [&](Value v) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && k.getArgAttr(arg.getArgNumber(), kMaxAttr);
+  });
 }
 
 // The tuning options (Passes.td) and their reasons:
@@ -251,6 +262,18 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
       b.setInsertionPointAfter(k);
       auto fallback = cast<KernelOp>(b.clone(*k));
       fallback.setSymName((name + "_any").str());
+      // A bounded dim's values that are not whole chunks (rotary pairs 10,
+      // 12) still move 2 or 4 elements an access: a clone per smaller power
+      // of two, after `_vec` and before the scalar fallback.
+      if (narrowBoundedDims && hasBoundedAddressing(k)) {
+        b.setInsertionPoint(fallback);
+        for (int64_t d = chunkVector(k) / 2; d >= 2; d /= 2) {
+          auto narrow = cast<KernelOp>(b.clone(*k));
+          narrow.setSymName((name + "_vec_m" + Twine(d)).str());
+          assume(narrow, 16, 16, d);
+          setVariant(narrow, VariantKind::narrow);
+        }
+      }
       k.setSymName((name + "_vec").str());
       assume(k, 16, 16);
       assume(fallback, 0, 1);

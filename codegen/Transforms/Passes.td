@@ -105,10 +105,19 @@ def KgenMakeVariants : Pass<"kgen-make-variants", "ModuleOp"> {
     chunks also gets `_vec_cluster` (kind `cluster`), first: the runtime
     launches it only on few rows, and the schedule spreads each row over a
     cluster of blocks.
+
+    A kernel whose accesses a bounded dim places (`kgen.max`: rope's rotary
+    pairs) also gets, after `_vec`, `_vec_mD` clones (kind `narrow`) for
+    each power of two D below a chunk's elements, down to 2: the bounded
+    dim a multiple of D only, so that its other values move D elements an
+    access rather than one (`narrow-bounded-dims`).
   }];
   let options = [
     Option<"clusters", "clusters", "bool", "false",
            "Make `_vec_cluster` variants (the target has clusters)">,
+    Option<"narrowBoundedDims", "narrow-bounded-dims", "bool", "true",
+           "Make `_vec_mD` variants for bounded dims that are not whole "
+           "chunks">,
     // Tuning (a profile sets these; codegen/Profiles).
     ListOption<"exactLengths", "exact-lengths", "int64_t",
                "Row lengths a dynamic kernel gets `_vec_nN` variants for",

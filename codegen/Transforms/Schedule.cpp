@@ -217,6 +217,10 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
 
   LogicalResult schedule(KernelOp k) {
     int64_t vector = chunkVector(k);
+    // A narrow variant's chunk is the multiple its bounded row length keeps,
+    // so no chunk crosses the row's end (a per-element path, large code).
+    if (getVariantKind(k) == VariantKind::narrow)
+      vector = std::min(vector, knownDivisor(k.getDomainOp().getLength(), k));
     // The row loads a thread holds across the reductions (the lowering
     // loads the others, weights say, after them).
     llvm::SetVector<LoadOp> heldLoads = rowLoadsHeld(k);
@@ -292,9 +296,12 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       tpr = dynamicThreads;
       std::optional<int64_t> bound =
           knownUpperBound(k.getDomainOp().getLength(), k);
+      // A narrow variant keeps `_vec`'s threads: a thread per narrow chunk
+      // left most of them idle and fewer rows a block.
       if (!length && bound)
         tpr = std::clamp<int64_t>(
-            llvm::PowerOf2Ceil(llvm::divideCeil(*bound, vector)), 1, tpr);
+            llvm::PowerOf2Ceil(llvm::divideCeil(*bound, chunkVector(k))), 1,
+            tpr);
       reread = true;
     } else {
       int64_t nvec = llvm::divideCeil(*length, vector);

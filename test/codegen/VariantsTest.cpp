@@ -8,6 +8,8 @@
 #include "codegen/Pipeline/Pipeline.h"
 #include "dsl/Registry.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -128,7 +130,18 @@ TEST_P(Variants, FollowTheSchedule) {
     }
     EXPECT_EQ(cluster, art.ptx.find(".reqnctapercluster") != std::string::npos)
         << log;
-    EXPECT_EQ(entries, 2 + exact + held + wide + rows + cluster + warp) << log;
+    // Kernels placed by a bounded dim (rope's rotary pairs): `_vec_mD` for
+    // each power of two D from half a chunk down to 2.
+    int narrow = 0;
+    for (int d : {2, 4, 8})
+      narrow += art.ptx.find(".entry k_vec_m" + std::to_string(d) + "(") !=
+                std::string::npos;
+    bool bounded = std::any_of(k.dimMax.begin(), k.dimMax.end(),
+                               [](int64_t m) { return m != INT64_MAX; });
+    int vector = 16 / int(sizeInBytes(c.dtype));
+    EXPECT_EQ(narrow, bounded ? llvm::Log2_32(vector) - 1 : 0) << log;
+    EXPECT_EQ(entries, 2 + exact + held + wide + rows + cluster + warp + narrow)
+        << log;
   }
 }
 

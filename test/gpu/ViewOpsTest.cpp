@@ -718,12 +718,14 @@ void ViewOpTest::testRope(bool hf) {
            std::to_string(hk) + " " + layName[int(lay)];
   };
   // rope_*_rotary: every rotary_dim from 2 to head_dim, full and partial,
-  // multiples of the vector width and not.
+  // multiples of the vector width, of 4 or 2 elements (`_vec_m4`, `_vec_m2`:
+  // rotary_dim 24 and 20, GPT-NeoX's and StableLM's) and odd pairs.
   int64_t D = k.entry.length;
   bool rotary = std::count(dsl.dims.begin(), dsl.dims.end(), "rotary_pairs");
   std::vector<int64_t> pairsList = {rotary ? D / 2 : 0};
   if (rotary)
-    for (int64_t p : {D / 4, 3 * D / 8, int64_t(16), int64_t(1), int64_t(5)})
+    for (int64_t p : {D / 4, 3 * D / 8, int64_t(16), int64_t(12), int64_t(10),
+                      int64_t(1), int64_t(5)})
       if (p <= D / 2 && p != D / 2)
         pairsList.push_back(p);
   const std::pair<int64_t, int64_t> heads[] = {{32, 8}, {4, 4}, {1, 1}};
