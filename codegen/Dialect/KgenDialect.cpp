@@ -129,9 +129,10 @@ LogicalResult VariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                   VariantKind kind, int64_t length,
                                   int64_t chunks, int64_t maxThreads, bool wide,
                                   int64_t minLength, int64_t maxLength,
-                                  int64_t minRows, int64_t maxRows) {
+                                  int64_t minRows, int64_t maxRows,
+                                  int64_t priority) {
   if (length < 0 || chunks < 0 || maxThreads < 0 || minLength < 0 ||
-      maxLength < 0 || minRows < 0 || maxRows < 0)
+      maxLength < 0 || minRows < 0 || maxRows < 0 || priority < 0)
     return emitError() << "variant fields must be >= 0";
   // Each field belongs to one kind (two for minRows): a field set on another
   // kind would be read by no pass and launched on by no rule.

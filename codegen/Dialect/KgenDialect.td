@@ -124,8 +124,8 @@ def Kgen_VariantAttr : AttrDef<Kgen_Dialect, "Variant"> {
   let summary = "Which clone of a kernel this is, and when it is launched";
   let description = [{
     Set by kgen-make-variants on each clone (`kgen.variant`); the runtime
-    launches the first variant, in the module's order, whose assumptions the
-    arguments meet. Every kind but `any` assumes 16-byte aligned tensors and
+    launches the first variant, lowest `priority` first (the spec lists them
+    so; ties keep the module's order), whose assumptions the arguments meet. Every kind but `any` assumes 16-byte aligned tensors and
     dims that place accesses a multiple of 16 (`kgen.align`,
     `kgen.divisibility`); `any` assumes element alignment only.
     - `vec`: the aligned kernel; `any`: the fallback.
@@ -153,7 +153,8 @@ def Kgen_VariantAttr : AttrDef<Kgen_Dialect, "Variant"> {
       DefaultValuedParameter<"int64_t", "0">:$minLength,
       DefaultValuedParameter<"int64_t", "0">:$maxLength,
       DefaultValuedParameter<"int64_t", "0">:$minRows,
-      DefaultValuedParameter<"int64_t", "0">:$maxRows);
+      DefaultValuedParameter<"int64_t", "0">:$maxRows,
+      DefaultValuedParameter<"int64_t", "0">:$priority);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

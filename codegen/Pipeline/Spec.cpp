@@ -8,6 +8,8 @@
 
 #include "llvm/Support/JSON.h"
 
+#include <algorithm>
+
 using namespace mlir;
 namespace json = llvm::json;
 
@@ -107,8 +109,19 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
     params.push_back(std::move(dim));
   }
 
+  // The runtime tries the variants in the order listed: by priority.
+  std::vector<mlir::kgen::KernelOp> kops(
+      scheduled.getOps<mlir::kgen::KernelOp>().begin(),
+      scheduled.getOps<mlir::kgen::KernelOp>().end());
+  std::stable_sort(kops.begin(), kops.end(), [](auto a, auto b) {
+    auto priority = [](mlir::kgen::KernelOp k) {
+      mlir::kgen::VariantAttr v = mlir::kgen::getVariant(k);
+      return v ? v.getPriority() : int64_t(0);
+    };
+    return priority(a) < priority(b);
+  });
   json::Array variants;
-  for (mlir::kgen::KernelOp kop : scheduled.getOps<mlir::kgen::KernelOp>()) {
+  for (mlir::kgen::KernelOp kop : kops) {
     json::Object align, multiple;
     for (unsigned i = 0; i < kop.getNumArguments(); ++i) {
       if (auto a = kop.getArgAttrOfType<IntegerAttr>(i, mlir::kgen::kAlignAttr))

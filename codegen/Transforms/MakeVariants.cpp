@@ -110,11 +110,36 @@ struct Fields {
   int64_t minLength = 0, maxLength = 0, minRows = 0, maxRows = 0;
 };
 
+/// The order the runtime tries a kernel's variants in, lowest first: those
+/// for a range of launches (a warp's rows, one row length, held rows, few or
+/// many rows) before the general `_vec`, then `_vec_mD`, the fallback last.
+int64_t dispatchPriority(VariantKind kind) {
+  switch (kind) {
+  case VariantKind::warp:
+    return 0;
+  case VariantKind::exact:
+    return 1;
+  case VariantKind::held:
+    return 2;
+  case VariantKind::cluster:
+    return 3;
+  case VariantKind::rows:
+    return 4;
+  case VariantKind::vec:
+    return 5;
+  case VariantKind::narrow:
+    return 6;
+  case VariantKind::any:
+    return 7;
+  }
+  llvm_unreachable("a variant kind without a priority");
+}
+
 void setVariant(KernelOp k, VariantKind kind, Fields f = {}) {
   k->setAttr(kVariantAttr,
              VariantAttr::get(k.getContext(), kind, f.length, f.chunks,
                               f.maxThreads, f.wide, f.minLength, f.maxLength,
-                              f.minRows, f.maxRows));
+                              f.minRows, f.maxRows, dispatchPriority(kind)));
 }
 
 struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
@@ -176,7 +201,6 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
           f.minRows = warpMinRows;
           setVariant(warp, VariantKind::warp, f);
         }
-        // Before the others: the runtime takes the first variant that fits.
         std::optional<int64_t> bound =
             knownUpperBound(k.getDomainOp().getLength(), k);
         for (int64_t n : exactLengths) {

@@ -35,9 +35,9 @@ kgen.kernel @sumsq(%x: !kgen.rows<bf16> {kgen.name = "x"},
 }
 
 // `_vec_rows` is launched from many-rows rows.
-// CHECK: kgen.kernel @norm_vec_rows({{.*}}kgen.variant = #kgen.variant<kind = rows, minRows = 8192>
-// TUNED: kgen.kernel @norm_vec_rows({{.*}}kgen.variant = #kgen.variant<kind = rows, minRows = 4096>
-// UNSET: kgen.kernel @norm_vec_rows({{.*}}kgen.variant = #kgen.variant<kind = rows, minRows = 8192>
+// CHECK: kgen.kernel @norm_vec_rows({{.*}}kgen.variant = #kgen.variant<kind = rows, minRows = 8192, priority = 4>
+// TUNED: kgen.kernel @norm_vec_rows({{.*}}kgen.variant = #kgen.variant<kind = rows, minRows = 4096, priority = 4>
+// UNSET: kgen.kernel @norm_vec_rows({{.*}}kgen.variant = #kgen.variant<kind = rows, minRows = 8192, priority = 4>
 // `_vec`'s rows of 512 chunks launch one a block (64 threads and 256 chunks
 // are met by one row of 128 threads); with min-block-chunks 1024, both rows
 // of the block.

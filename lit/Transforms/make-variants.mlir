@@ -19,7 +19,7 @@
 // CHECK-SAME: i32 {kgen.name = "k"}
 // CHECK-SAME: index {kgen.divisibility = 16 : i64, kgen.name = "d"}
 // CHECK-SAME: index {kgen.divisibility = 1 : i64, kgen.name = "e"})
-// CHECK-SAME: attributes {dims = {}, kgen.variant = #kgen.variant<kind = vec>}
+// CHECK-SAME: attributes {dims = {}, kgen.variant = #kgen.variant<kind = vec, priority = 5>}
 // CHECK-NEXT: kgen.domain
 // CHECK-NEXT: arith.constant 3 : index
 // CHECK-NEXT: kgen.load %{{.+}}[%{{.+}}] : !kgen.rows<bf16> -> tensor<?xbf16>
@@ -35,7 +35,7 @@
 // CHECK-SAME: i32 {kgen.name = "k"}
 // CHECK-SAME: index {kgen.divisibility = 1 : i64, kgen.name = "d"}
 // CHECK-SAME: index {kgen.divisibility = 1 : i64, kgen.name = "e"})
-// CHECK-SAME: attributes {dims = {}, kgen.variant = #kgen.variant<kind = any>}
+// CHECK-SAME: attributes {dims = {}, kgen.variant = #kgen.variant<kind = any, priority = 7>}
 // CHECK-NEXT: kgen.domain
 // CHECK-NEXT: arith.constant 3 : index
 // CHECK-NEXT: kgen.load %{{.+}}[%{{.+}}] : !kgen.rows<bf16> -> tensor<?xbf16>
@@ -68,14 +68,14 @@ kgen.kernel @k(%x: !kgen.rows<bf16> {kgen.name = "x"},
 // CHECK-SAME: attributes {dims = {}, kgen.variant = #kgen.variant<kind = warp, minLength = 520, maxLength = 1024, minRows = 4096>}
 // CHECK-LABEL: kgen.kernel @sumsq_vec_n16384(
 // CHECK-LABEL: kgen.kernel @sumsq_vec_hold1(
-// CHECK-SAME: kgen.variant = #kgen.variant<kind = held, chunks = 1>
+// CHECK-SAME: kgen.variant = #kgen.variant<kind = held, chunks = 1, priority = 2>
 // CHECK-LABEL: kgen.kernel @sumsq_vec_hold2(
 // CHECK-SAME: index {kgen.divisibility = 16 : i64, kgen.name = "d"})
-// CHECK-SAME: attributes {dims = {}, kgen.variant = #kgen.variant<kind = held, chunks = 2>}
+// CHECK-SAME: attributes {dims = {}, kgen.variant = #kgen.variant<kind = held, chunks = 2, priority = 2>}
 // CHECK-LABEL: kgen.kernel @sumsq_vec_hold4(
-// CHECK-SAME: kgen.variant = #kgen.variant<kind = held, chunks = 4, maxThreads = 256>
+// CHECK-SAME: kgen.variant = #kgen.variant<kind = held, chunks = 4, maxThreads = 256, priority = 2>
 // CHECK-LABEL: kgen.kernel @sumsq_vec_hold4_wide(
-// CHECK-SAME: attributes {dims = {}, kgen.variant = #kgen.variant<kind = held, chunks = 4, wide = true>}
+// CHECK-SAME: attributes {dims = {}, kgen.variant = #kgen.variant<kind = held, chunks = 4, wide = true, priority = 2>}
 // CHECK-NOT: hold8
 // CHECK-LABEL: kgen.kernel @sumsq_vec(
 // CHECK-NOT: held_chunks
@@ -114,7 +114,7 @@ kgen.kernel @done(%x: !kgen.rows<f32> {kgen.name = "x"})
 // runtime launches it on at least minRows rows.
 // CHECK-LABEL: kgen.kernel @norm_vec_rows(
 // CHECK-SAME: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"}
-// CHECK-SAME: attributes {dims = {n = 4096 : i64}, kgen.variant = #kgen.variant<kind = rows, minRows = 8192>}
+// CHECK-SAME: attributes {dims = {n = 4096 : i64}, kgen.variant = #kgen.variant<kind = rows, minRows = 8192, priority = 4>}
 // CHECK-LABEL: kgen.kernel @norm_vec(
 // CHECK-NOT: minRows
 // CHECK-LABEL: kgen.kernel @norm_any(
@@ -140,7 +140,7 @@ kgen.kernel @norm(%x: !kgen.rows<bf16> {kgen.name = "x"},
 // CLUSTERS-NOT: _vec_cluster
 // CLUSTERS-LABEL: kgen.kernel @norm_vec_cluster(
 // CLUSTERS-SAME: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"}
-// CLUSTERS-SAME: attributes {dims = {n = 4096 : i64}, kgen.variant = #kgen.variant<kind = cluster, maxRows = 8>}
+// CLUSTERS-SAME: attributes {dims = {n = 4096 : i64}, kgen.variant = #kgen.variant<kind = cluster, maxRows = 8, priority = 3>}
 // CLUSTERS-LABEL: kgen.kernel @norm_vec_rows(
 // CLUSTERS-LABEL: kgen.kernel @norm_vec(
 // CLUSTERS-NOT: _vec_cluster
@@ -199,7 +199,7 @@ kgen.kernel @nested(%x: !kgen.rows<f32> {kgen.name = "x"},
 // Nested reductions get a cluster variant from 2048 chunks a row (f32 8192),
 // launched on up to 8 rows.
 // CLUSTERS-LABEL: kgen.kernel @long_nested_vec_cluster(
-// CLUSTERS-SAME: kgen.variant = #kgen.variant<kind = cluster, maxRows = 8>
+// CLUSTERS-SAME: kgen.variant = #kgen.variant<kind = cluster, maxRows = 8, priority = 3>
 kgen.kernel @long_nested(%x: !kgen.rows<f32> {kgen.name = "x"},
                          %s: !kgen.scalars<f32> {kgen.name = "s"})
     attributes {dims = {n = 8192 : i64}} {
@@ -220,7 +220,7 @@ kgen.kernel @long_nested(%x: !kgen.rows<f32> {kgen.name = "x"},
 // launched on up to a row's chunks / 32 rows (its `_vec` takes two levels),
 // at most 32.
 // CLUSTERS-LABEL: kgen.kernel @variance_vec_cluster(
-// CLUSTERS-SAME: kgen.variant = #kgen.variant<kind = cluster, maxRows = 32>
+// CLUSTERS-SAME: kgen.variant = #kgen.variant<kind = cluster, maxRows = 32, priority = 3>
 kgen.kernel @variance(%x: !kgen.rows<f32> {kgen.name = "x"},
                       %s: !kgen.scalars<f32> {kgen.name = "s"})
     attributes {dims = {n = 4096 : i64}} {
@@ -241,7 +241,7 @@ kgen.kernel @variance(%x: !kgen.rows<f32> {kgen.name = "x"},
 }
 
 // CLUSTERS-LABEL: kgen.kernel @long_variance_vec_cluster(
-// CLUSTERS-SAME: kgen.variant = #kgen.variant<kind = cluster, maxRows = 32>
+// CLUSTERS-SAME: kgen.variant = #kgen.variant<kind = cluster, maxRows = 32, priority = 3>
 kgen.kernel @long_variance(%x: !kgen.rows<f32> {kgen.name = "x"},
                            %s: !kgen.scalars<f32> {kgen.name = "s"})
     attributes {dims = {n = 8192 : i64}} {
@@ -264,7 +264,7 @@ kgen.kernel @long_variance(%x: !kgen.rows<f32> {kgen.name = "x"},
 // So does softmax's sum of exp(x - max(x)) (kgen-online-softmax), over
 // rows of at least 1024 chunks, launched on at most a row's chunks / 128.
 // CLUSTERS-LABEL: kgen.kernel @softmax_vec_cluster(
-// CLUSTERS-SAME: kgen.variant = #kgen.variant<kind = cluster, maxRows = 8>
+// CLUSTERS-SAME: kgen.variant = #kgen.variant<kind = cluster, maxRows = 8, priority = 3>
 kgen.kernel @softmax(%x: !kgen.rows<f32> {kgen.name = "x"},
                      %s: !kgen.scalars<f32> {kgen.name = "s"})
     attributes {dims = {n = 4096 : i64}} {
