@@ -125,9 +125,11 @@ def Kgen_VariantAttr : AttrDef<Kgen_Dialect, "Variant"> {
   let description = [{
     Set by kgen-make-variants on each clone (`kgen.variant`); the runtime
     launches the first variant, lowest `priority` first (the spec lists them
-    so; ties keep the module's order), whose assumptions the arguments meet. Every kind but `any` assumes 16-byte aligned tensors and
-    dims that place accesses a multiple of 16 (`kgen.align`,
-    `kgen.divisibility`); `any` assumes element alignment only.
+    so; ties keep the module's order), whose assumptions the arguments
+    meet. Every kind but `any` assumes 16-byte aligned tensors and dims that
+    place accesses a multiple of 16 (a bounded dim: of a chunk, or for
+    `narrow` of less) (`kgen.align`, `kgen.divisibility`); `any` assumes
+    element alignment only.
     - `vec`: the aligned kernel; `any`: the fallback.
     - `exact`: rows of exactly `length` elements (`_vec_nN`), compiled as
       the kernel specialized on it.
