@@ -3,6 +3,11 @@
 
     python3 torch_bench.py --kernels KERNEL_DIR [--lib libkgen_runtime.so]
                            [--out OUT_DIR] [--suite norms|views]
+                           [--ab BUNDLE_FOLDER]
+
+--ab runs a second bundle folder (as scripts/prepare-gpu.sh makes it, at
+any commit: its own runtime and binding) as a fourth implementation on the
+same tensors, for an A/B of two commits' kernels against PyTorch in one run.
 
 Suites (--suite):
   norms   (default) rmsnorm, gemma_rmsnorm, fused_add_rmsnorm, add_rmsnorm,
@@ -1153,35 +1158,43 @@ def prewarm(cases, workers, threads, limit_s, log, extra_args=()):
 
 
 # ---------------------------------------------------------------------------
-def find_kernel(manifest, op, h, allow_dyn=False):
+def find_kernel(manifest, op, h, allow_dyn=False, binding=None):
     """The bundle's bf16 kernel of `op` specialized for length h, else (with
-    allow_dyn) its dynamic kernel (length 0)."""
+    allow_dyn) its dynamic kernel (length 0), loaded through `binding` (a
+    kgen_ctypes module; default kg)."""
     for length in ([h, 0] if allow_dyn else [h]):
         e = next((m for m in manifest if m["op"] == op and
                   m["dtype"] == DTYPE and m["length"] == length), None)
         if e is not None:
-            return kg.Kernel(e["ptx"], e["spec"])
+            return (binding or kg).Kernel(e["ptx"], e["spec"])
     raise RuntimeError("no %s %s kernel of length %d%s in the manifest"
                        % (op, DTYPE, h, " nor a dynamic one" if allow_dyn
                           else ""))
 
 
-def run_case(op, T, h, kernel, flush, gen, dev, l2, log, b=0):
+def run_case(op, T, h, kernel, flush, gen, dev, l2, log, b=0, kernel_ab=None):
     """Checks and times one shape; returns a list of result dicts (one per
-    implementation) and the correctness records."""
+    implementation) and the correctness records. kernel_ab: the --ab
+    bundle's kernel (implementation "ab"), checked and timed the same way."""
     spec = OPS[op]
     fn_c = compiled_fn(op)
     nbytes = min_bytes(op, T, h, b)
     kw = kgen_launch_kw(op, T, h, b)
     checks = []
-    # 1. Correctness on fresh random inputs, kgen outputs poisoned.
+    # 1. Correctness on fresh random inputs, kgen outputs poisoned. Launched
+    # through bind(): a call through Kernel.__call__ caches its launch, and
+    # that keeps the case's tensors alive as long as the kernel.
     if spec.get("inplace"):
         # Each implementation on its own identical copy; the results are
         # the tensors `compare` names, written in place.
-        s_e, kt, s_c = make_same(op, T, h, 3, gen, dev, b)
+        s_e, kt, s_c, *s_ab = make_same(op, T, h, 4 if kernel_ab else 3,
+                                        gen, dev, b)
         spec["fn"](*eager_args(op, s_e))
         ref = [s_e[n] for n in spec["compare"]]
-        kernel(*kgen_args(kernel, op, kt, T, h, b), **kw)
+        kernel.bind(*kgen_args(kernel, op, kt, T, h, b), **kw)()
+        if kernel_ab:
+            ka = s_ab[0]
+            kernel_ab.bind(*kgen_args(kernel_ab, op, ka, T, h, b), **kw)()
         t0 = time.perf_counter()
         fn_c(*eager_args(op, s_c))
         torch.cuda.synchronize()
@@ -1195,19 +1208,33 @@ def run_case(op, T, h, kernel, flush, gen, dev, l2, log, b=0):
         for name, _, role, _ in spec["tensors"]:
             if role == "out":
                 poison(kt[name])
-        kernel(*kgen_args(kernel, op, kt, T, h, b), **kw)
+        kernel.bind(*kgen_args(kernel, op, kt, T, h, b), **kw)()
+        if kernel_ab:
+            ka = {n: t.clone() for n, t in base.items()}
+            for name, _, role, _ in spec["tensors"]:
+                if role == "out":
+                    poison(ka[name])
+            kernel_ab.bind(*kgen_args(kernel_ab, op, ka, T, h, b), **kw)()
         t0 = time.perf_counter()
         got_c = as_list(fn_c(*eager_args(op, base)))
         torch.cuda.synchronize()
         first_call_s = time.perf_counter() - t0
     got_k = [kt[n] for n in spec["compare"]]
-    for impl, got in (("kgen", got_k), ("compile", got_c)):
+    results = [("kgen", got_k), ("compile", got_c)]
+    if kernel_ab:
+        results.append(("ab", [ka[n] for n in spec["compare"]]))
+    for impl, got in results:
         for i, (x, y) in enumerate(zip(got, ref)):
             ok, max_abs, worst, rel = compare(x, y)
             checks.append(dict(op=op, T=T, h=h, B=b, impl=impl,
                                output=spec["compare"][i], ok=ok,
                                max_abs=max_abs, worst=worst, rel=rel))
-    variant = kernel.variant_name(*kgen_args(kernel, op, kt, T, h, b), **kw)
+    variant = {"kgen": kernel.variant_name(*kgen_args(kernel, op, kt, T, h, b),
+                                           **kw)}
+    if kernel_ab:
+        variant["ab"] = kernel_ab.variant_name(
+            *kgen_args(kernel_ab, op, ka, T, h, b), **kw)
+        del ka
     del ref, got_c, got_k, kt, base
 
     # 2. Cold: one set of tensors, flushed before each call.
@@ -1219,8 +1246,13 @@ def run_case(op, T, h, kernel, flush, gen, dev, l2, log, b=0):
         "eager": lambda: spec["fn"](*ea),
         "compile": lambda: fn_c(*ea),
     }
+    if kernel_ab:
+        calls["ab"] = kernel_ab.bind(*kgen_args(kernel_ab, op, ts, T, h, b),
+                                     **kw)
+    # ab right after kgen: the two are timed as close together as they can be.
+    impls = IMPLS[:1] + (["ab"] if kernel_ab else []) + IMPLS[1:]
     cold = {}
-    for impl in IMPLS:
+    for impl in impls:
         cold[impl] = time_cold(calls[impl], flush)
     del calls, kl, ea, ts
 
@@ -1241,8 +1273,12 @@ def run_case(op, T, h, kernel, flush, gen, dev, l2, log, b=0):
         "eager": [(lambda a=a: fn_e(*a)) for a in eas],
         "compile": [(lambda a=a: fn_c(*a)) for a in eas],
     }
+    if kernel_ab:
+        steady_calls["ab"] = [
+            kernel_ab.bind(*kgen_args(kernel_ab, op, s, T, h, b), **kw)
+            for s in sets]
     steady = {}
-    for impl in IMPLS:
+    for impl in impls:
         for c in steady_calls[impl][:2]:  # warm (nothing left to compile)
             c()
         steady[impl] = time_steady(steady_calls[impl], K,
@@ -1254,7 +1290,7 @@ def run_case(op, T, h, kernel, flush, gen, dev, l2, log, b=0):
             torch.cuda.empty_cache()
     del steady_calls, launches, eas, sets
     rows = []
-    for impl in IMPLS:
+    for impl in impls:
         rows.append(dict(
             op=op, T=T, h=h, B=b, shape=shape_text(op, T, h, b), impl=impl,
             bytes=nbytes,
@@ -1262,8 +1298,9 @@ def run_case(op, T, h, kernel, flush, gen, dev, l2, log, b=0):
             cold_p90=_pct(cold[impl][1], 90), cold_n=len(cold[impl][1]),
             steady_us=steady[impl][0], steady_min=min(steady[impl][1]),
             steady_max=max(steady[impl][1]), K=K, copies=copies,
-            variant=variant if impl == "kgen" else "",
-            kernel=kernel.name if impl == "kgen" else "",
+            variant=variant.get(impl, ""),
+            kernel={"kgen": kernel.name,
+                    "ab": kernel_ab and kernel_ab.name}.get(impl) or "",
             first_call_s=first_call_s if impl == "compile" else ""))
     return rows, checks
 
@@ -1357,7 +1394,9 @@ def read_csv(path):
 TABLE_LEGEND = (
     "us per call; st = steady state (CUDA graph, rotated copies), cold = "
     "after an L2 flush; xE/xC = kgen's speedup over eager/compile "
-    "(>1: kgen faster); %cp = kgen steady GB/s as % of memcpy")
+    "(>1: kgen faster); %cp = kgen steady GB/s as % of memcpy; with --ab, "
+    "the last two columns are the ab bundle's time over kgen's, steady and "
+    "cold (>1: kgen faster)")
 
 
 def compact_table(rows):
@@ -1378,15 +1417,18 @@ def compact_table(rows):
         k, e, c = d.get("kgen"), d.get("eager"), d.get("compile")
         if not (k and e and c):
             continue
+        a = d.get("ab")
         lines.append(
             "%-18s %6s %5d | %8.1f %8.1f %8.1f %6.2f %6.2f %5.0f | "
-            "%8.1f %8.1f %8.1f %6.2f %6.2f"
+            "%8.1f %8.1f %8.1f %6.2f %6.2f%s"
             % (key[0], t_label(key[0], key[2], key[3]), key[1],
                k["steady_us"], e["steady_us"],
                c["steady_us"], e["steady_us"] / k["steady_us"],
                c["steady_us"] / k["steady_us"], k["steady_pct_memcpy"],
                k["cold_us"], e["cold_us"], c["cold_us"],
-               e["cold_us"] / k["cold_us"], c["cold_us"] / k["cold_us"]))
+               e["cold_us"] / k["cold_us"], c["cold_us"] / k["cold_us"],
+               " | %6.3f %6.3f" % (a["steady_us"] / k["steady_us"],
+                                   a["cold_us"] / k["cold_us"]) if a else ""))
     return "\n".join(lines)
 
 
@@ -1430,6 +1472,74 @@ def write_md(path, rows, checks, header_lines, losses):
         f.write("\n")
 
 
+def load_ab(folder):
+    """(binding, manifest) of an A/B bundle folder: its own copy of the
+    ctypes binding (the folder's python/kgen_ctypes.py, else this one) bound
+    to its own runtime, so that bundles of two commits run in one process."""
+    import importlib.util
+    src = os.path.join(folder, "python", "kgen_ctypes.py")
+    if not os.path.isfile(src):
+        src = os.path.join(HERE, "kgen_ctypes.py")
+    spec = importlib.util.spec_from_file_location("kgen_ctypes_ab", src)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.load(os.path.join(folder, "libkgen_runtime.so"))
+    return mod, mod.read_manifest(os.path.join(folder, "kernels"))
+
+
+def find_ab_kernel(ab, op, length, allow_dyn, log):
+    """The --ab bundle's kernel for the case, or None (no A/B for it) where
+    that bundle has none: an op added since its commit."""
+    if not ab:
+        return None
+    try:
+        return find_kernel(ab[1], op, length, allow_dyn, binding=ab[0])
+    except RuntimeError as e:
+        log("ab: %s" % e)
+        return None
+
+
+# A/B: a shape where kgen takes more than this over the ab bundle's time is
+# listed (issue 40's bar for a schedule change).
+AB_SLOWER = 1.02
+
+
+def ab_summary(rows):
+    """Lines on kgen against the --ab bundle: per op the geomean of ab's time
+    over kgen's (above 1: kgen faster), then the shapes kgen loses."""
+    by = {}
+    for r in rows:
+        by.setdefault(_key(r), {})[r["impl"]] = r
+    pairs = [(d["kgen"], d["ab"]) for d in by.values()
+             if "kgen" in d and "ab" in d]
+    if not pairs:
+        return []
+    out = []
+    for mode in ("steady", "cold"):
+        ratios = {}
+        for k, a in pairs:
+            ratios.setdefault(k["op"], []).append(a[mode + "_us"] /
+                                                  k[mode + "_us"])
+        every = [x for v in ratios.values() for x in v]
+        out.append("A/B %s, ab time over kgen's, geomean: all %.3f (%d "
+                   "shapes); %s" % (mode, _geomean(every), len(every),
+                                    ", ".join("%s %.3f" % (op, _geomean(v))
+                                              for op, v in ratios.items())))
+        slow = [(k, a) for k, a in pairs
+                if k[mode + "_us"] > AB_SLOWER * a[mode + "_us"]]
+        out.append("A/B %s, kgen more than %.0f%% slower than ab: %s" % (
+            mode, 100 * (AB_SLOWER - 1), "nowhere" if not slow else "; ".join(
+                "%s %.2f vs %.2f us (%s vs %s)" % (
+                    case_text(k["op"], k["T"], k["h"], k.get("B") or 0),
+                    k[mode + "_us"], a[mode + "_us"], k["variant"],
+                    a["variant"]) for k, a in slow)))
+    return out
+
+
+def _geomean(v):
+    return math.exp(sum(math.log(x) for x in v) / len(v))
+
+
 def kgen_losses(rows):
     out = []
     for r in rows:
@@ -1462,7 +1572,8 @@ def plot(rows, copy_gbps, out_dir, title_extra=""):
     colors = {2048: "tab:blue", 4096: "tab:orange", 8192: "tab:green",
               16384: "tab:red", 11008: "tab:purple", 14336: "tab:brown",
               128: "tab:blue", 1152: "tab:blue", 3072: "tab:red"}
-    styles = {"kgen": ("-", "o"), "eager": (":", "x"), "compile": ("--", "s")}
+    styles = {"kgen": ("-", "o"), "eager": (":", "x"), "compile": ("--", "s"),
+              "ab": ("-.", "^")}
     known = list(dict.fromkeys(NORM_OPS + ACT_OPS + VIEW_OPS))
     ops = [op for op in known if any(r["op"] == op for r in rows)]
     ops += sorted({r["op"] for r in rows} - set(known))
@@ -1473,7 +1584,7 @@ def plot(rows, copy_gbps, out_dir, title_extra=""):
                          if r["op"] == op})
         for ax, mode in zip(axes, ("steady", "cold")):
             for h, b in series:
-                for impl in IMPLS:
+                for impl in IMPLS + ["ab"]:
                     pts = sorted((r["T"], r[mode + "_gbps"]) for r in rows
                                  if r["op"] == op and r["h"] == h
                                  and (r.get("B") or 0) == b
@@ -1517,6 +1628,11 @@ def main():
     ap.add_argument("--lib", help="libkgen_runtime.so (default: "
                     "$KGEN_RUNTIME_LIB or next to kgen_ctypes.py)")
     ap.add_argument("--out", default=os.environ.get("OUT") or ".")
+    ap.add_argument("--ab", metavar="DIR",
+                    help="A/B: a second bundle folder (kernels/, "
+                    "libkgen_runtime.so and python/kgen_ctypes.py, as "
+                    "scripts/prepare-gpu.sh makes at any commit), run as the "
+                    "implementation 'ab' on the same tensors")
     ap.add_argument("--suite", choices=sorted(SUITES), default="norms",
                     help="norms (default) or views (rope, the activations "
                     "at LLM sizes, adaln); see the module's doc")
@@ -1604,6 +1720,7 @@ def main():
             raise SystemExit("torch_bench: unknown op %s (known: %s)"
                              % (o, ", ".join(OPS)))
     manifest = kg.read_manifest(args.kernels)
+    ab = load_ab(args.ab) if args.ab else None
     setup_torch()
     if DEVICE == "cuda" and not torch.cuda.is_available():
         print("torch_bench: skipped: torch sees no CUDA device")
@@ -1626,6 +1743,9 @@ def main():
                          time.strftime("%Y-%m-%d %H:%M:%S %Z")),
         "kgen: %s, kernels %s" % (kg._lib_path, args.kernels),
     ]
+    if ab:
+        header.append("ab: %s, kernels %s/kernels (A/B: its times over "
+                      "kgen's, steady and cold)" % (ab[0]._lib_path, args.ab))
     if views:
         header.append(
             "suite views: rope q/k heads %d/%d, head_dim %d, cos_sin_cache "
@@ -1682,11 +1802,14 @@ def main():
         try:
             if (op, h) not in kernels:
                 length = OPS[op].get("length", lambda h: h)(h)
-                kernels[(op, h)] = find_kernel(manifest, op, length,
-                                               allow_dyn=args.suite != "norms")
+                dyn = args.suite != "norms"
+                kernels[(op, h)] = (
+                    find_kernel(manifest, op, length, allow_dyn=dyn),
+                    find_ab_kernel(ab, op, length, dyn, log))
             t0 = time.perf_counter()
-            r, c = run_case(op, T, h, kernels[(op, h)], flush, gen, dev, l2,
-                            log, b)
+            kernel, kernel_ab = kernels[(op, h)]
+            r, c = run_case(op, T, h, kernel, flush, gen, dev, l2, log, b,
+                            kernel_ab)
             for x in r:
                 x["compile_worker_s"] = worker_times.get((op, T, h, b), "")
             rows.extend(r)
@@ -1694,14 +1817,18 @@ def main():
             if min_bytes(op, T, h, b) > (256 << 20):
                 torch.cuda.empty_cache()
             bad = [x for x in c if not x["ok"]]
-            k = r[0]
+            by = {x["impl"]: x for x in r}
+            k, e, cc = by["kgen"], by["eager"], by["compile"]
             log("%-18s T=%-6s h=%-5d kgen %8.1f/%8.1f eager %8.1f/%8.1f "
-                "compile %8.1f/%8.1f us (steady/cold) first call %.2f s, "
+                "compile %8.1f/%8.1f us (steady/cold)%s first call %.2f s, "
                 "%.1f s%s" % (op, t_label(op, T, b), h, k["steady_us"],
                               k["cold_us"],
-                              r[1]["steady_us"], r[1]["cold_us"],
-                              r[2]["steady_us"], r[2]["cold_us"],
-                              r[2]["first_call_s"],
+                              e["steady_us"], e["cold_us"],
+                              cc["steady_us"], cc["cold_us"],
+                              " ab %.1f/%.1f" % (by["ab"]["steady_us"],
+                                                 by["ab"]["cold_us"])
+                              if "ab" in by else "",
+                              cc["first_call_s"],
                               time.perf_counter() - t0,
                               "" if not bad else "  MISMATCH: " + "; ".join(
                                   "%s %s max|d| %.3g worst %.3g rel %.3g"
@@ -1741,7 +1868,8 @@ def main():
            statistics.median(first_calls) if first_calls else 0,
            max(first_calls) if first_calls else 0, sum(first_calls)),
         "cases: %d run, %d skipped (> %.1f GB), %d not run (deadline %.0f "
-        "s), %d failed" % (len(rows) // 3, len(skipped), MAX_BYTES / 1e9,
+        "s), %d failed" % (len({_key(r) for r in rows}), len(skipped),
+                           MAX_BYTES / 1e9,
                           len(not_run), args.deadline_s, len(failed)),
         "correctness: %d comparisons against eager, %d mismatches%s"
         % (len(checks), len(mism), "" if not mism else ": " + "; ".join(
@@ -1755,6 +1883,7 @@ def main():
             case_text(*c) for c in not_run))
     for f in failed:
         summary.append("FAILED: " + f)
+    summary.extend(ab_summary(rows))
     summary.append("total %.1f s" % (time.perf_counter() - t_start))
     losses = kgen_losses(rows)
     method = [
