@@ -207,6 +207,37 @@ KGEN_REGISTER_OP(rope_gptj_rotary_cache16)
     .kernelForLength(ropeFor("rope_gptj_rotary_cache16", RopeStyle::GPTJ, 0,
                              DType::I64, std::nullopt));
 
+// vLLM's rotary_embedding with key None and a cache narrower than a head.
+KGEN_REGISTER_OP(rope_neox_rotary_q)
+    .summary("rope_neox_rotary on q alone (no k)")
+    .dim("head_dim")
+    .lengths(kHeadDims)
+    .kernelForLength(ropeFor("rope_neox_rotary_q", RopeStyle::NeoX, 0,
+                             DType::I64, DType::F32, /*key=*/false));
+
+KGEN_REGISTER_OP(rope_gptj_rotary_q)
+    .summary("rope_gptj_rotary on q alone (no k)")
+    .dim("head_dim")
+    .lengths(kHeadDims)
+    .kernelForLength(ropeFor("rope_gptj_rotary_q", RopeStyle::GPTJ, 0,
+                             DType::I64, DType::F32, /*key=*/false));
+
+KGEN_REGISTER_OP(rope_neox_rotary_q_cache16)
+    .summary("rope_neox_rotary_q with the cache in q's dtype (f16 or bf16)")
+    .dim("head_dim")
+    .lengths(kHeadDims)
+    .dtypes({DType::F16, DType::BF16})
+    .kernelForLength(ropeFor("rope_neox_rotary_q_cache16", RopeStyle::NeoX, 0,
+                             DType::I64, std::nullopt, /*key=*/false));
+
+KGEN_REGISTER_OP(rope_gptj_rotary_q_cache16)
+    .summary("rope_gptj_rotary_q with the cache in q's dtype (f16 or bf16)")
+    .dim("head_dim")
+    .lengths(kHeadDims)
+    .dtypes({DType::F16, DType::BF16})
+    .kernelForLength(ropeFor("rope_gptj_rotary_q_cache16", RopeStyle::GPTJ, 0,
+                             DType::I64, std::nullopt, /*key=*/false));
+
 KGEN_REGISTER_OP(rope_hf)
     .summary("Hugging Face apply_rotary_pos_emb out of place: q_out, k_out = "
              "x * cos + rotate_half(x) * sin, cos and sin [T, head_dim]")

@@ -24,7 +24,8 @@ Suites (--suite):
             row programs. Eager: vLLM's forward_native on [T, H, D] views in
             f32, rounded once and written back into q and k.
           rope_neox_rotary, rope_gptj_rotary: the same rotating the first
-            rotary_dim = --rope-rotary-factor (0.25) x D of each head.
+            rotary_dim = --rope-rotary-factor (0.25) x D of each head;
+            rope_neox_rotary_q, rope_gptj_rotary_q: those on q alone.
           silu_and_mul, gelu_tanh_and_mul: d in --hiddens (4096, 11008,
             14336) x T in --tokens;
           adaln (DiT): x [B*N, C], scale and shift [B, C], eps 1e-6;
@@ -430,12 +431,13 @@ def f_gelu_fast(x):
                                        (1.0 + 0.044715 * x * x)))
 
 
-def _rope(positions, qkv, cos_sin_cache, neox):
+def _rope(positions, qkv, cos_sin_cache, neox, key=True):
     # vLLM's RotaryEmbedding.forward_native on q and k, views of the fused
     # qkv (as vLLM's qkv.split gives them): index_select the cache by
     # position, chunk it into cos and sin, rotate [T, H, D] views in f32 and
     # write the result, rounded once, back into q and k.
-    # A cache narrower than a head rotates its first rotary_dim elements.
+    # A cache narrower than a head rotates its first rotary_dim elements;
+    # key False: q alone (vLLM's key None).
     hq, hk = ROPE_HEADS
     T = qkv.shape[0]
     d = qkv.shape[1] // (hq + 2 * hk)
@@ -444,7 +446,7 @@ def _rope(positions, qkv, cos_sin_cache, neox):
     cos, sin = cos_sin_cache.index_select(0, positions).chunk(2, dim=-1)
     cos = cos.unsqueeze(-2)
     sin = sin.unsqueeze(-2)
-    for start, heads in ((0, hq), (hq * d, hk)):
+    for start, heads in ((0, hq), (hq * d, hk))[:2 if key else 1]:
         x = qkv[:, start:start + heads * d].view(T, heads, d)[..., :rot]
         if neox:
             x1 = x[..., :half].float()
@@ -466,6 +468,14 @@ def f_rope_neox(positions, qkv, cos_sin_cache):
 
 def f_rope_gptj(positions, qkv, cos_sin_cache):
     _rope(positions, qkv, cos_sin_cache, False)
+
+
+def f_rope_neox_q(positions, qkv, cos_sin_cache):
+    _rope(positions, qkv, cos_sin_cache, True, key=False)
+
+
+def f_rope_gptj_q(positions, qkv, cos_sin_cache):
+    _rope(positions, qkv, cos_sin_cache, False, key=False)
 
 
 def f_adaln(x, scale, shift):
@@ -705,11 +715,11 @@ for _op in NORM_OPS + ["rmsnorm_noweight", "fused_add_rmsnorm_quant_static",
                         _row_dim("n" if _op == "softmax" else "hidden"))
 
 
-def _rope_bytes(T, h, b, cache_bytes=4, rot=None):
+def _rope_bytes(T, h, b, cache_bytes=4, rot=None, key=True):
     # q and k's rotated elements read and written, positions, cache rows.
     hq, hk = ROPE_HEADS
     rot = rot or h
-    return (2 * 2 * T * (hq + hk) * rot + 8 * T
+    return (2 * 2 * T * (hq + (hk if key else 0)) * rot + 8 * T
             + cache_bytes * rot * min(T, ROPE_MAX_POS))
 
 
@@ -775,36 +785,47 @@ def _rope_make_rotary(T, h, b, copies, gen, dev):
     return sets
 
 
-for _name, _fn, _make in (
-        ("rope_neox", f_rope_neox, _rope_make),
-        ("rope_gptj", f_rope_gptj, _rope_make),
-        ("rope_neox_cache16", f_rope_neox, _rope_make16),
-        ("rope_gptj_cache16", f_rope_gptj, _rope_make16),
-        ("rope_neox_rotary", f_rope_neox, _rope_make_rotary),
-        ("rope_gptj_rotary", f_rope_gptj, _rope_make_rotary)):
-    _rotary = _make is _rope_make_rotary
-    OPS[_name] = dict(
-        fn=_fn, make=_make, inplace=True,
-        eager_in=["positions", "qkv", "cos_sin_cache"], compare=["q", "k"],
-        scalars={},
-        dims=(lambda T, h, b: {"q_heads": ROPE_HEADS[0],
-                               "k_heads": ROPE_HEADS[1],
-                               "max_pos": ROPE_MAX_POS,
-                               "rotary_pairs": _rope_rot(h) // 2})
-        if _rotary else
-        (lambda T, h, b: {"q_heads": ROPE_HEADS[0],
-                          "k_heads": ROPE_HEADS[1],
-                          "max_pos": ROPE_MAX_POS}),
-        rows=lambda T, h, b: T * (ROPE_HEADS[0] + ROPE_HEADS[1]),
-        groups=lambda T, h, b: {"q": ROPE_HEADS[0] + ROPE_HEADS[1],
-                                "k": ROPE_HEADS[0] + ROPE_HEADS[1],
-                                "positions": ROPE_HEADS[0] + ROPE_HEADS[1],
-                                "cos_sin_cache": 0},
-        bytes=(_rope_bytes if _make is _rope_make else
-               (lambda T, h, b: _rope_bytes(T, h, b, rot=_rope_rot(h)))
-               if _rotary else
-               lambda T, h, b: _rope_bytes(T, h, b, cache_bytes=2)),
+def _rope_op(fn, make, rotary=False, key=True):
+    """An OPS entry of a rope form: rotary, a cache narrower than a head
+    (rotary_pairs); key False, q alone."""
+    def heads():
+        return ROPE_HEADS[0] + (ROPE_HEADS[1] if key else 0)
+
+    def dims(T, h, b):
+        d = {"q_heads": ROPE_HEADS[0], "max_pos": ROPE_MAX_POS}
+        if key:
+            d["k_heads"] = ROPE_HEADS[1]
+        if rotary:
+            d["rotary_pairs"] = _rope_rot(h) // 2
+        return d
+
+    def groups(T, h, b):
+        g = {"q": heads(), "positions": heads(), "cos_sin_cache": 0}
+        if key:
+            g["k"] = heads()
+        return g
+    return dict(
+        fn=fn, make=make, inplace=True,
+        eager_in=["positions", "qkv", "cos_sin_cache"],
+        compare=["q", "k"] if key else ["q"], scalars={}, dims=dims,
+        rows=lambda T, h, b: T * heads(), groups=groups,
+        bytes=lambda T, h, b: _rope_bytes(
+            T, h, b, cache_bytes=2 if make is _rope_make16 else 4,
+            rot=_rope_rot(h) if rotary else None, key=key),
         footprint=_rope_footprint)
+
+
+for _name, _fn, _make, _rotary, _key in (
+        ("rope_neox", f_rope_neox, _rope_make, False, True),
+        ("rope_gptj", f_rope_gptj, _rope_make, False, True),
+        ("rope_neox_cache16", f_rope_neox, _rope_make16, False, True),
+        ("rope_gptj_cache16", f_rope_gptj, _rope_make16, False, True),
+        ("rope_neox_rotary", f_rope_neox, _rope_make_rotary, True, True),
+        ("rope_gptj_rotary", f_rope_gptj, _rope_make_rotary, True, True),
+        ("rope_neox_rotary_q", f_rope_neox_q, _rope_make_rotary, True, False),
+        ("rope_gptj_rotary_q", f_rope_gptj_q, _rope_make_rotary, True,
+         False)):
+    OPS[_name] = _rope_op(_fn, _make, _rotary, _key)
 
 
 def shape_of(layout, T, h, b=0):
@@ -1309,7 +1330,7 @@ def shape_text(op, T, h, b=0):
     """The tensors' shapes, for the CSV."""
     if op.startswith("rope"):
         hq, hk = ROPE_HEADS
-        rot = _rope_rot(h) if op.endswith("_rotary") else h
+        rot = _rope_rot(h) if "_rotary" in op else h
         return ("q [%d, %d] k [%d, %d] of qkv [%d, %d], positions [%d], "
                 "cache [%d, %d] %s" % (T, hq * h, T, hk * h, T,
                                        (hq + 2 * hk) * h, T, ROPE_MAX_POS,

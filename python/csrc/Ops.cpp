@@ -541,8 +541,10 @@ ropeHeads(const char *op, const Tensor &q, const Tensor &k) {
 /// with the cache in q's 16-bit dtype. nullptr: the op has no such form.
 struct RopeForms {
   const char *op, *qOnly = nullptr, *cache16 = nullptr, *qOnlyCache16 = nullptr;
-  /// rotary_dim < head_dim (a run-time rotary_pairs), f32 cache and q's.
+  /// rotary_dim < head_dim (a run-time rotary_pairs), f32 cache and q's,
+  /// with k and on q alone.
   const char *rotary = nullptr, *rotaryCache16 = nullptr;
+  const char *qOnlyRotary = nullptr, *qOnlyRotaryCache16 = nullptr;
 };
 
 /// vLLM's rotary_embedding in place: positions [...] (the tokens of q and k),
@@ -580,8 +582,6 @@ void rope(const RopeForms &f, bool partial, const Tensor &positions,
                        : "",
               ", not ", cache.sizes());
   const bool rotary = cache.size(1) != rot;
-  TORCH_CHECK(!rotary || key, "kgen::", op, ": q-only rope with rotary_dim ",
-              cache.size(1), " below head_dim ", d, " is not built; pass k");
   checkInPlace(op, q, "q", 2);
   if (key)
     checkInPlace(op, k, "k", 2);
@@ -594,30 +594,24 @@ void rope(const RopeForms &f, bool partial, const Tensor &positions,
                 "), the rows of 'cos_sin_cache'; they span [",
                 lo.item<int64_t>(), ", ", hi.item<int64_t>(), "]");
   }
-  if (!key) {
-    Call(cache16 ? f.qOnlyCache16 : f.qOnly, q.scalar_type(), d,
-         /*fixedLength=*/true)
-        .rows("q", q, 2)
-        .whole("positions", positions.contiguous())
-        .rows("cos_sin_cache", asRows(cache))
-        .dim("q_heads", hq)
-        .dim("max_pos", cache.size(0))
-        .run(tokens * hq);
-    return;
-  }
-  const char *kernel = rotary ? (cache16 ? f.rotaryCache16 : f.rotary)
-                              : (cache16 ? f.cache16 : op);
+  const char *kernel =
+      key ? (rotary ? (cache16 ? f.rotaryCache16 : f.rotary)
+                    : (cache16 ? f.cache16 : op))
+          : (rotary ? (cache16 ? f.qOnlyRotaryCache16 : f.qOnlyRotary)
+                    : (cache16 ? f.qOnlyCache16 : f.qOnly));
   Call call(kernel, q.scalar_type(), d, /*fixedLength=*/true);
-  call.rows("q", q, 2)
-      .rows("k", k, 2)
-      .whole("positions", positions.contiguous())
+  call.rows("q", q, 2);
+  if (key)
+    call.rows("k", k, 2);
+  call.whole("positions", positions.contiguous())
       .rows("cos_sin_cache", asRows(cache))
       .dim("q_heads", hq)
-      .dim("k_heads", hk)
       .dim("max_pos", cache.size(0));
+  if (key)
+    call.dim("k_heads", hk);
   if (rotary)
     call.dim("rotary_pairs", cache.size(1) / 2);
-  call.run(tokens * (hq + hk));
+  call.run(tokens * (hq + (key ? hk : 0)));
 }
 
 /// Hugging Face's apply_rotary_pos_emb, token-major: q [..., Hq, D],
@@ -709,7 +703,8 @@ void impls(torch::Library &m) {
                     const std::optional<Tensor> &k, const Tensor &c) {
            rope({"rope_neox", "rope_neox_q", "rope_neox_cache16",
                  "rope_neox_q_cache16", "rope_neox_rotary",
-                 "rope_neox_rotary_cache16"},
+                 "rope_neox_rotary_cache16", "rope_neox_rotary_q",
+                 "rope_neox_rotary_q_cache16"},
                 false, p, q, k, c);
          }));
   m.impl("rope_gptj",
@@ -717,7 +712,8 @@ void impls(torch::Library &m) {
                     const std::optional<Tensor> &k, const Tensor &c) {
            rope({"rope_gptj", "rope_gptj_q", "rope_gptj_cache16",
                  "rope_gptj_q_cache16", "rope_gptj_rotary",
-                 "rope_gptj_rotary_cache16"},
+                 "rope_gptj_rotary_cache16", "rope_gptj_rotary_q",
+                 "rope_gptj_rotary_q_cache16"},
                 false, p, q, k, c);
          }));
   m.impl("rope_neox_partial", RopeFn([](const Tensor &p, const Tensor &q,

@@ -249,7 +249,7 @@ def rope_neox(positions, q, k, cos_sin_cache):
     k [..., Hk, D] (or q alone, k None); positions int64 per token;
     cos_sin_cache [P, D] in f32 or, as vLLM passes it, in q's dtype. A cache
     [P, rotary_dim] with rotary_dim even and below D rotates the first
-    rotary_dim elements of each head (k required)."""
+    rotary_dim elements of each head."""
     _ops.rope_neox(positions, q, k, cos_sin_cache)
 
 

@@ -275,6 +275,8 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
         ("rope_gptj", (pos64, q.clone(), None, cache), None),
         ("rope_neox", (pos64, q.clone(), k.clone(), rot3), None),
         ("rope_gptj", (pos64, q.clone(), k.clone(), rot3), None),
+        ("rope_neox", (pos64, q.clone(), None, rot3), None),
+        ("rope_gptj", (pos64, q.clone(), None, rot3), None),
         ("rope_neox_partial", (pos64.int(), q.clone(), k.clone(), half), None),
         ("rope_gptj_partial", (pos64.int(), q.clone(), k.clone(), half), None),
         ("rope_hf", (q, k, cos, sin), ref_rope_hf),
@@ -296,6 +298,7 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
             ("rope_gptj", (pos64, q.clone(), None, cache.to(dtype)), None),
             ("rope_neox", (pos64, q.clone(), k.clone(), rot3.to(dtype)),
              None),
+            ("rope_gptj", (pos64, q.clone(), None, rot3.to(dtype)), None),
         ]
     return out
 

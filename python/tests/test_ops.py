@@ -157,8 +157,6 @@ def test_argument_errors():
         _raises(r"\[max_pos, 64\] or \[max_pos, rotary_dim\] with "
                 "rotary_dim even and below head_dim", kgen.rope_gptj, p3, q, k,
                 torch.randn(8, width))
-    _raises("q-only rope with rotary_dim 32 below head_dim 64",
-            kgen.rope_neox, p3, q, None, torch.randn(8, 32))
     _raises("group_size 128 must divide", kgen.per_token_group_quant_fp8,
             torch.randn(4, 200), 128)
     _raises("group_size 64, 128 only, not 96",
