@@ -10,6 +10,9 @@ the activations, adaln); a token BxN (adaln) is B batch items of N rows.
 The ops run in bf16, or in f32 with KGEN_AB_DTYPE=f32 (tensors of a fixed
 dtype, as an fp8 output, keep it).
 A bundle without a kernel specialized for a hidden size runs its dynamic one.
+A KERNELS_DIR that holds libkgen_runtime.so (a folder scripts/prepare-gpu.sh
+makes, at any commit) runs its kernels/ through its own runtime and binding
+(torch_bench.load_ab): bundles of two commits, each with its runtime.
 Prints the same-run memcpy bandwidth, then CSV: op, T, h, then per bundle
 its us, its % of memcpy (minimum bytes over time) and the variant
 launched."""
@@ -41,15 +44,17 @@ def main():
     l2 = torch.cuda.get_device_properties(dev).L2_cache_size
     gen = torch.Generator(device=dev)
     gen.manual_seed(0)
-    manifests = [kg.read_manifest(d) for d in dirs]
+    bundles = [tb.load_ab(d)
+               if os.path.isfile(os.path.join(d, "libkgen_runtime.so"))
+               else (kg, kg.read_manifest(d)) for d in dirs]
     copy_gbps, _ = tb.memcpy_gbps(dev)
     print("# memcpy %.1f GB/s" % copy_gbps)
     print("op,T,h," + ",".join("us_%d,pct_%d,variant_%d" % (i, i, i)
                                for i in range(len(dirs))))
     for op in ops.split(","):
         for h in map(int, hids.split(",")):
-            kernels = [tb.find_kernel(m, op, h, allow_dyn=True)
-                       for m in manifests]
+            kernels = [tb.find_kernel(m, op, h, allow_dyn=True, binding=b)
+                       for b, m in bundles]
             for tok in toks.split(","):
                 B, _, N = tok.rpartition("x")
                 B = int(B or 0)
