@@ -198,6 +198,8 @@ def KgenSchedule : Pass<"kgen-schedule", "ModuleOp"> {
            "The most chunks a thread holds of each row load">,
     Option<"clusterBlockChunks", "cluster-block-chunks", "int64_t", "128",
            "Chunks each block of a cluster aims to take of its row">,
+    Option<"minTileThreads", "min-tile-threads", "int64_t", "128",
+           "The fewest threads a tile of a row without reductions takes">,
   ];
   let dependentDialects = ["::mlir::kgen::KgenDialect"];
 }

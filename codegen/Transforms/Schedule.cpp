@@ -44,6 +44,8 @@ namespace {
 //   its chunks need.
 // - max-held-chunks: past it the kernel gets every register the block
 //   leaves, one block an SM, which ran slower than more threads of 8 chunks.
+// - min-tile-threads: the fewest threads (whole warps) a tile of a row
+//   without reductions takes; narrower tiles were not measured.
 // - cluster-block-chunks: one per thread of 128, so that few rows spread
 //   their loads over many SMs (2 to 8 blocks a row, hidden 2048 to 8192 in
 //   bf16).
@@ -59,10 +61,10 @@ constexpr int64_t kMaxClusterBlocks = 8;
 /// thread over `tpr` threads (whole warps), wasting the fewest chunk slots:
 /// idle threads in the last tile cost loads in flight (d = 11008 is 1376
 /// chunks: 3 tiles of 256 x 2 leave 10% idle, 11 tiles of 128 x 1 only
-/// 2.3%). Powers of two (`pow2Threads`, as forced threads per row) first.
-/// Returns (c, tiles, tpr).
-std::tuple<int64_t, int64_t, int64_t> tileRow(int64_t nvec, int64_t target,
-                                              int64_t pow2Threads) {
+/// 2.3%). Powers of two (`pow2Threads`, as forced threads per row) first;
+/// no tile of fewer than `minThreads` threads. Returns (c, tiles, tpr).
+std::tuple<int64_t, int64_t, int64_t>
+tileRow(int64_t nvec, int64_t target, int64_t pow2Threads, int64_t minThreads) {
   int64_t c0 = target;
   std::tuple<int64_t, int64_t, int64_t> best = {
       c0, llvm::divideCeil(nvec, pow2Threads * c0), pow2Threads};
@@ -70,12 +72,13 @@ std::tuple<int64_t, int64_t, int64_t> tileRow(int64_t nvec, int64_t target,
     auto [c, tiles, tpr] = t;
     return c * tiles * tpr - nvec;
   };
+  // Past nvec / c tiles every tile is one warp: no fewer waste.
   for (int64_t c = target; c >= 1; --c)
-    for (int64_t tiles = 1; tiles <= 4096; ++tiles) {
+    for (int64_t tiles = 1; tiles <= llvm::divideCeil(nvec, c); ++tiles) {
       int64_t tpr = llvm::alignTo(llvm::divideCeil(nvec, tiles * c), 32);
       if (tpr > pow2Threads)
         continue;
-      if (tpr < 128)
+      if (tpr < minThreads)
         break;
       std::tuple<int64_t, int64_t, int64_t> cand = {c, tiles, tpr};
       if (waste(cand) < waste(best))
@@ -167,16 +170,16 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
                   int64_t most = kMaxTuningValue) {
       return succeeded(checkOption(ctx, *this, option, least, most));
     };
-    return success(ok(threadsPerRow, 0) && ok(rowsPerBlock, 0) &&
-                   ok(registersPerSM, 1) && ok(maxBlockThreads, 32) &&
-                   ok(maxRegisterElements, 2) && ok(targetChunks, 1) &&
-                   ok(targetChunksElementwise, 1) &&
-                   ok(splitTargetMinChunks, 0) &&
-                   ok(elementwiseBlock, 1, maxBlockThreads) &&
-                   ok(dynamicThreads, 1, maxBlockThreads) &&
-                   ok(wideRowThreads, 32, maxBlockThreads) &&
-                   ok(maxHeldThreads, 32, maxBlockThreads) &&
-                   ok(maxHeldChunks, 1, 64) && ok(clusterBlockChunks, 1));
+    return success(
+        ok(threadsPerRow, 0) && ok(rowsPerBlock, 0) && ok(registersPerSM, 1) &&
+        ok(maxBlockThreads, 32) && ok(maxRegisterElements, 2) &&
+        ok(targetChunks, 1) && ok(targetChunksElementwise, 1) &&
+        ok(splitTargetMinChunks, 0) &&
+        ok(elementwiseBlock, 1, maxBlockThreads) &&
+        ok(dynamicThreads, 1, maxBlockThreads) &&
+        ok(wideRowThreads, 32, maxBlockThreads) &&
+        ok(maxHeldThreads, 32, maxBlockThreads) && ok(maxHeldChunks, 1, 64) &&
+        ok(clusterBlockChunks, 1) && ok(minTileThreads, 32, maxBlockThreads));
   }
 
   ::kgen::launch::LaunchPolicy policy;
@@ -331,7 +334,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
                                                         llvm::divideCeil(
                                                             nvec, tpr * target),
                                                         tpr}
-                : tileRow(nvec, target, tpr);
+                : tileRow(nvec, target, tpr, minTileThreads);
         tpr = t;
         int64_t rpb = rowsPerBlock
                           ? rowsPerBlock

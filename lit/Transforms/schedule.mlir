@@ -4,6 +4,8 @@
 // RUN: kgen-opt %s --kgen-schedule="threads-per-row=64 rows-per-block=2" | FileCheck %s --check-prefix=BOTH
 // RUN: not kgen-opt %s --kgen-schedule=threads-per-row=48 2>&1 | FileCheck %s --check-prefix=BADTPR
 // RUN: not kgen-opt %s --kgen-schedule="threads-per-row=512 rows-per-block=4" 2>&1 | FileCheck %s --check-prefix=BADBLOCK
+// RUN: kgen-opt %s --kgen-schedule=min-tile-threads=256 | FileCheck %s --check-prefix=MINTILE
+// RUN: not kgen-opt %s --kgen-schedule=min-tile-threads=16 2>&1 | FileCheck %s --check-prefix=BADTILE
 
 // A chunk is 16 bytes of the widest dtype a row access moves. Threads per
 // row: one per chunk up to 32 chunks; beyond, a power of two for about 4
@@ -410,6 +412,10 @@ kgen.kernel @dynamic_reduce_any_length(%x: !kgen.rows<bf16> {kgen.align = 16 : i
 // not 3 tiles of 256 x 2 (1536); a block of 128 threads holds one row's tile.
 // CHECK-LABEL: kgen.kernel @bf16_11008_elementwise(
 // CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 128, rowsPerBlock = 1, chunks = 1, reread = false, tiles = 11>
+// With tiles of at least 256 threads: 6 of 256 (1536 slots).
+// MINTILE-LABEL: kgen.kernel @bf16_11008_elementwise(
+// MINTILE-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 256, rowsPerBlock = 1, chunks = 1, reread = false, tiles = 6>
+// BADTILE: kgen-schedule: option 'min-tile-threads' must lie in [32, 1024], not 16
 kgen.kernel @bf16_11008_elementwise(%x: !kgen.rows<bf16> {kgen.name = "x"},
                                     %y: !kgen.rows<bf16> {kgen.name = "y"})
     attributes {dims = {n = 11008 : i64}} {
