@@ -208,12 +208,17 @@ Outcome Runner::run(const FuzzCase &c) {
     if (isGatherIndex(dsl, t)) {
       drawPositions(dsl, sh, t, c, rng, init);
     } else if (td.layout == Layout::Rows) {
-      // Grouped and gathered rows (scale, a cos/sin cache) centre on 0.
+      // Grouped and gathered rows (scale, a cos/sin cache) centre on 0. A
+      // gathered table holds looked-up constants (cos and sin), not
+      // activations: it is not scaled, so products with it stay finite.
       double at = td.map.isIdentity() ? centre : 0.0;
+      FuzzCase drawn = c;
+      if (td.map.gather >= 0 && c.values == Values::Scaled)
+        drawn.values = Values::Normal;
       int64_t n = std::min(kTileElems, p.rowsHeld * p.stride);
       std::vector<uint8_t> tile(size_t(std::max<int64_t>(n, 1) * p.elem));
       for (int64_t i = 0; i < n; ++i)
-        encode(td.dtype, drawValue(c, td.dtype, rng, at),
+        encode(td.dtype, drawValue(drawn, td.dtype, rng, at),
                tile.data() + i * p.elem);
       for (int64_t r = 0; r < p.rowsHeld; ++r) {
         uint8_t *row = init.data() + (p.offset + r * p.stride) * p.elem;
