@@ -27,8 +27,10 @@ struct RopeOptions {
 //   NeoX (rotate-half): x1 = x[:r/2], x2 = x[r/2:r]
 //   GPT-J (interleaved): x1 = x[0:r:2], x2 = x[1:r:2]
 //   x1' = x1 * cos - x2 * sin,  x2' = x2 * cos + x1 * sin
-// computed in f32 and rounded once (FlashInfer's precision; PyTorch's
-// forward_native rounds every op to the dtype).
+// With an f32 cache it is computed in f32 and rounded once, as FlashInfer's
+// kernels (which take an f32 cache) do. With the cache in q's dtype, vLLM's
+// call, each product and the sum round to the dtype, as vLLM's kernel and
+// its forward_native reference do (docs/rounding.md).
 static Kernel rope(DType dt, const RopeOptions &o) {
   Builder b(o.name);
   Len qHeads = b.dim("q_heads");
@@ -46,10 +48,11 @@ static Kernel rope(DType dt, const RopeOptions &o) {
   bool neox = o.style == RopeStyle::NeoX;
   Len start2 = neox ? half : Len(1);
   int64_t stride = neox ? 1 : 2;
-  Expr cos = cache.slice(0, half).to(DType::F32);
-  Expr sin = cache.slice(half, half).to(DType::F32);
-  Expr x1 = qk.slice(0, half, stride).to(DType::F32);
-  Expr x2 = qk.slice(start2, half, stride).to(DType::F32);
+  DType work = o.cache ? DType::F32 : dt;
+  Expr cos = cache.slice(0, half).to(work);
+  Expr sin = cache.slice(half, half).to(work);
+  Expr x1 = qk.slice(0, half, stride).to(work);
+  Expr x2 = qk.slice(start2, half, stride).to(work);
   b.storeSlice(qk, 0, stride, (x1 * cos - x2 * sin).to(dt));
   b.storeSlice(qk, start2, stride, (x2 * cos + x1 * sin).to(dt));
   return b.build();
@@ -126,7 +129,8 @@ KGEN_REGISTER_OP(rope_gptj_q)
 
 // vLLM's own call: its kernel reads cos_sin_cache in q's dtype.
 KGEN_REGISTER_OP(rope_neox_cache16)
-    .summary("rope_neox with the cache in q's dtype (f16 or bf16)")
+    .summary("rope_neox with the cache in q's dtype (f16 or bf16), "
+             "rounded as vLLM's kernel")
     .dim("head_dim")
     .lengths(kHeadDims)
     .dtypes({DType::F16, DType::BF16})
@@ -134,7 +138,8 @@ KGEN_REGISTER_OP(rope_neox_cache16)
                              DType::I64, std::nullopt));
 
 KGEN_REGISTER_OP(rope_gptj_cache16)
-    .summary("rope_gptj with the cache in q's dtype (f16 or bf16)")
+    .summary("rope_gptj with the cache in q's dtype (f16 or bf16), "
+             "rounded as vLLM's kernel")
     .dim("head_dim")
     .lengths(kHeadDims)
     .dtypes({DType::F16, DType::BF16})
@@ -142,7 +147,8 @@ KGEN_REGISTER_OP(rope_gptj_cache16)
                              DType::I64, std::nullopt));
 
 KGEN_REGISTER_OP(rope_neox_q_cache16)
-    .summary("rope_neox_q with the cache in q's dtype (f16 or bf16)")
+    .summary("rope_neox_q with the cache in q's dtype (f16 or bf16), "
+             "rounded as vLLM's kernel")
     .dim("head_dim")
     .lengths(kHeadDims)
     .dtypes({DType::F16, DType::BF16})
@@ -150,7 +156,8 @@ KGEN_REGISTER_OP(rope_neox_q_cache16)
                              DType::I64, std::nullopt, /*key=*/false));
 
 KGEN_REGISTER_OP(rope_gptj_q_cache16)
-    .summary("rope_gptj_q with the cache in q's dtype (f16 or bf16)")
+    .summary("rope_gptj_q with the cache in q's dtype (f16 or bf16), "
+             "rounded as vLLM's kernel")
     .dim("head_dim")
     .lengths(kHeadDims)
     .dtypes({DType::F16, DType::BF16})
@@ -159,7 +166,7 @@ KGEN_REGISTER_OP(rope_gptj_q_cache16)
 
 KGEN_REGISTER_OP(rope_neox_partial)
     .summary("rope_neox rotating the first head_dim / 2 elements of each "
-             "head, i32 positions, cache in q's dtype")
+             "head, i32 positions, cache in q's dtype (rounded as vLLM's)")
     .dim("head_dim")
     .lengths(kHeadDims)
     .kernelForLength(ropeFor("rope_neox_partial", RopeStyle::NeoX, 2,
@@ -167,7 +174,7 @@ KGEN_REGISTER_OP(rope_neox_partial)
 
 KGEN_REGISTER_OP(rope_gptj_partial)
     .summary("rope_gptj rotating the first head_dim / 2 elements of each "
-             "head, i32 positions, cache in q's dtype")
+             "head, i32 positions, cache in q's dtype (rounded as vLLM's)")
     .dim("head_dim")
     .lengths(kHeadDims)
     .kernelForLength(ropeFor("rope_gptj_partial", RopeStyle::GPTJ, 2,
@@ -192,7 +199,8 @@ KGEN_REGISTER_OP(rope_gptj_rotary)
                              DType::F32));
 
 KGEN_REGISTER_OP(rope_neox_rotary_cache16)
-    .summary("rope_neox_rotary with the cache in q's dtype (f16 or bf16)")
+    .summary("rope_neox_rotary with the cache in q's dtype (f16 or bf16), "
+             "rounded as vLLM's kernel")
     .dim("head_dim")
     .lengths(kHeadDims)
     .dtypes({DType::F16, DType::BF16})
@@ -200,7 +208,8 @@ KGEN_REGISTER_OP(rope_neox_rotary_cache16)
                              DType::I64, std::nullopt));
 
 KGEN_REGISTER_OP(rope_gptj_rotary_cache16)
-    .summary("rope_gptj_rotary with the cache in q's dtype (f16 or bf16)")
+    .summary("rope_gptj_rotary with the cache in q's dtype (f16 or bf16), "
+             "rounded as vLLM's kernel")
     .dim("head_dim")
     .lengths(kHeadDims)
     .dtypes({DType::F16, DType::BF16})
@@ -223,7 +232,8 @@ KGEN_REGISTER_OP(rope_gptj_rotary_q)
                              DType::I64, DType::F32, /*key=*/false));
 
 KGEN_REGISTER_OP(rope_neox_rotary_q_cache16)
-    .summary("rope_neox_rotary_q with the cache in q's dtype (f16 or bf16)")
+    .summary("rope_neox_rotary_q with the cache in q's dtype (f16 or bf16), "
+             "rounded as vLLM's kernel")
     .dim("head_dim")
     .lengths(kHeadDims)
     .dtypes({DType::F16, DType::BF16})
@@ -231,7 +241,8 @@ KGEN_REGISTER_OP(rope_neox_rotary_q_cache16)
                              DType::I64, std::nullopt, /*key=*/false));
 
 KGEN_REGISTER_OP(rope_gptj_rotary_q_cache16)
-    .summary("rope_gptj_rotary_q with the cache in q's dtype (f16 or bf16)")
+    .summary("rope_gptj_rotary_q with the cache in q's dtype (f16 or bf16), "
+             "rounded as vLLM's kernel")
     .dim("head_dim")
     .lengths(kHeadDims)
     .dtypes({DType::F16, DType::BF16})

@@ -22,7 +22,8 @@ Suites (--suite):
             D = --rope-head-dim (128), max_pos = --rope-max-pos (65536),
             T in --tokens (1, 512, 4096, 16384). One launch of T * (Hq + Hk)
             row programs. Eager: vLLM's forward_native on [T, H, D] views in
-            f32, rounded once and written back into q and k.
+            f32, rounded once and written back into q and k (with the
+            _cache16 forms' bf16 cache: in bf16, each op rounded).
           rope_neox_rotary, rope_gptj_rotary: the same rotating the first
             rotary_dim = --rope-rotary-factor (0.25) x D of each head;
             rope_neox_rotary_q, rope_gptj_rotary_q: those on q alone.
@@ -437,23 +438,25 @@ def _rope(positions, qkv, cos_sin_cache, neox, key=True):
     # position, chunk it into cos and sin, rotate [T, H, D] views in f32 and
     # write the result, rounded once, back into q and k.
     # A cache narrower than a head rotates its first rotary_dim elements;
-    # key False: q alone (vLLM's key None).
+    # key False: q alone (vLLM's key None). A cache in q's dtype (vLLM's
+    # own call) rounds each op to that dtype, as forward_native does.
     hq, hk = ROPE_HEADS
     T = qkv.shape[0]
     d = qkv.shape[1] // (hq + 2 * hk)
     rot = cos_sin_cache.shape[-1]
     half = rot // 2
     cos, sin = cos_sin_cache.index_select(0, positions).chunk(2, dim=-1)
+    work = cos.dtype
     cos = cos.unsqueeze(-2)
     sin = sin.unsqueeze(-2)
     for start, heads in ((0, hq), (hq * d, hk))[:2 if key else 1]:
         x = qkv[:, start:start + heads * d].view(T, heads, d)[..., :rot]
         if neox:
-            x1 = x[..., :half].float()
-            x2 = x[..., half:].float()
+            x1 = x[..., :half].to(work)
+            x2 = x[..., half:].to(work)
         else:
-            x1 = x[..., 0::2].float()
-            x2 = x[..., 1::2].float()
+            x1 = x[..., 0::2].to(work)
+            x2 = x[..., 1::2].to(work)
         o1 = x1 * cos - x2 * sin
         o2 = x2 * cos + x1 * sin
         if neox:

@@ -249,7 +249,9 @@ def rope_neox(positions, q, k, cos_sin_cache):
     k [..., Hk, D] (or q alone, k None); positions int64 per token;
     cos_sin_cache [P, D] in f32 or, as vLLM passes it, in q's dtype. A cache
     [P, rotary_dim] with rotary_dim even and below D rotates the first
-    rotary_dim elements of each head."""
+    rotary_dim elements of each head. With an f32 cache the rotation is
+    computed in f32 and rounded once (FlashInfer's); with the cache in q's
+    dtype each product and the sum round, as vLLM's kernel does."""
     _ops.rope_neox(positions, q, k, cos_sin_cache)
 
 
