@@ -60,8 +60,8 @@ static Kernel rope(DType dt, const RopeOptions &o) {
 
 // Hugging Face's apply_rotary_pos_emb (rotate-half), out of place:
 // q_out = q * cos + rotate_half(q) * sin with cos, sin [T, head_dim] (both
-// halves equal, as HF's rotary embedding makes them); same for k. In f32,
-// rounded once.
+// halves equal, as HF's rotary embedding makes them); same for k. In q's
+// dtype, each product and the sum rounded, as HF's eager module computes.
 static Kernel ropeHF(DType dt, int64_t headDim) {
   Builder b("rope_hf");
   Len qHeads = b.dim("q_heads"), kHeads = b.dim("k_heads");
@@ -71,15 +71,10 @@ static Kernel ropeHF(DType dt, int64_t headDim) {
   Tensor out =
       b.outputHeads({{"q_out", qHeads}, {"k_out", kHeads}}, dt, headDim);
   int64_t half = headDim / 2;
-  auto f32 = [](Expr e) { return e.to(DType::F32); };
-  Expr x1 = f32(qk.slice(0, half)), x2 = f32(qk.slice(half, half));
-  b.storeSlice(
-      out, 0, 1,
-      (x1 * f32(cos.slice(0, half)) - x2 * f32(sin.slice(0, half))).to(dt));
-  b.storeSlice(
-      out, half, 1,
-      (x2 * f32(cos.slice(half, half)) + x1 * f32(sin.slice(half, half)))
-          .to(dt));
+  Expr x1 = qk.slice(0, half), x2 = qk.slice(half, half);
+  b.storeSlice(out, 0, 1, x1 * cos.slice(0, half) - x2 * sin.slice(0, half));
+  b.storeSlice(out, half, 1,
+               x2 * cos.slice(half, half) + x1 * sin.slice(half, half));
   return b.build();
 }
 

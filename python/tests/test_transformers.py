@@ -3,6 +3,8 @@ what it patches and the logits against the unpatched model."""
 import pytest
 import torch
 
+import kgen
+
 pytest.importorskip("transformers", reason="transformers is not installed")
 
 from kgen.integrations.transformers import apply_kgen  # noqa: E402
@@ -57,3 +59,30 @@ def test_compile_fullgraph_patched_model():
     ids = torch.randint(0, 512, (1, 5))
     explain = torch._dynamo.explain(lambda i: m(i).logits)(ids)
     assert explain.graph_break_count == 0, explain.break_reasons
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16,
+                                   torch.float32])
+def test_rope_hf_equals_apply_rotary_pos_emb_to_the_bit(dtype):
+    """rope_hf against transformers' own apply_rotary_pos_emb (Llama's),
+    with cos and sin in q's dtype as LlamaRotaryEmbedding returns them:
+    each product and the sum rounded to the dtype, so equal to the bit on
+    CPU (the interpreter). One rounding in f32 is not (16-bit dtypes)."""
+    from transformers.models.llama.modeling_llama import (
+        apply_rotary_pos_emb, rotate_half)
+    g = torch.Generator().manual_seed(0)
+    b, s, hq, hk, d = 2, 7, 4, 2, 64
+    q = torch.randn(b, hq, s, d, generator=g).to(dtype)
+    k = torch.randn(b, hk, s, d, generator=g).to(dtype)
+    inv = 1.0 / (10000.0 ** (torch.arange(0, d, 2).float() / d))
+    pos = torch.randint(0, 4096, (b, s), generator=g).float()
+    emb = torch.cat([pos[..., None] * inv] * 2, -1)
+    cos, sin = emb.cos().to(dtype), emb.sin().to(dtype)
+    want_q, want_k = apply_rotary_pos_emb(q, k, cos, sin)
+    got_q, got_k = kgen.rope_hf(q.transpose(1, 2), k.transpose(1, 2), cos,
+                                sin)
+    assert torch.equal(got_q.transpose(1, 2), want_q)
+    assert torch.equal(got_k.transpose(1, 2), want_k)
+    c, sn = cos[:, None].float(), sin[:, None].float()
+    once = (q.float() * c + rotate_half(q).float() * sn).to(dtype)
+    assert torch.equal(once, want_q) == (dtype == torch.float32)
