@@ -653,6 +653,7 @@ static void declareParts(BuilderState &s, std::shared_ptr<BuilderState> sp,
     map.subLength = length;
     map.subFirst = first;
     map.subCount = p.count;
+    map.subPitch = p.pitch;
     map.head = head;
     map.next = i + 1 < parts.size() ? head + (int)i + 1 : -1;
     declare(s, sp, p.name, dtype, rowLength, Layout::Rows, isInput, loc,
@@ -673,6 +674,17 @@ static Tensor declareHeads(BuilderState &s, std::shared_ptr<BuilderState> sp,
   Len group = 0;
   for (const HeadsPart &p : parts) {
     checkAtLeastOne(s, p.count, "head count", loc, op);
+    // A pitch below the length would overlap heads: refused here when both
+    // are constants, at launch otherwise.
+    if (p.pitch != Len(0)) {
+      checkAtLeastOne(s, p.pitch, "head pitch", loc, op);
+      if (p.pitch.isConstant() && length.isConstant() &&
+          p.pitch.constant < length.constant)
+        s.fail(loc, op,
+               fmt::format("part '{}' has heads {} elements apart but {} "
+                           "long; they would overlap",
+                           p.name, p.pitch.constant, length.constant));
+    }
     try {
       group = group + p.count;
     } catch (const LenOverflow &) {

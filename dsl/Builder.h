@@ -100,10 +100,13 @@ struct Operand {
   std::source_location loc;
 };
 
-/// One tensor of a heads() view: `count` sub-rows (heads) per row.
+/// One tensor of a heads() view: `count` sub-rows (heads) per row, each
+/// `pitch` elements after the last (a run-time dim for heads padded inside a
+/// row, checked at launch to be >= the sub-row length); 0: no padding.
 struct HeadsPart {
   std::string name;
   Len count;
+  Len pitch = 0;
 };
 
 class Builder {

@@ -40,6 +40,9 @@ enum class Layout : uint8_t {
 ///    sub-rows [subFirst, subFirst + subCount) of each group; `next` names the
 ///    tensor holding those after it (q's heads, then k's), so one row program
 ///    spans several tensors. Loads and stores name the first tensor (`head`).
+///    subPitch > 0 spaces a tensor's sub-rows subPitch elements apart (heads
+///    padded inside a row): the row stride must then be >= subCount *
+///    subPitch, and subPitch >= subLength. 0: they are subLength apart.
 ///  - gather >= 0: the tensor row is the value, for program p, of that
 ///    integer RowScalar input (an index into a table such as a cos/sin
 ///    cache). An index outside [0, tableRows) reads a row of NaN and never
@@ -49,6 +52,7 @@ struct RowMap {
   Len subLength = 0;
   Len subFirst = 0;
   Len subCount = 0;
+  Len subPitch = 0;
   int head = -1; ///< sub-rows: the tensor holding sub-row 0 (may be itself)
   int next = -1; ///< sub-rows: the tensor holding the following sub-rows
   int gather = -1;

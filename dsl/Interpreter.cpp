@@ -235,6 +235,7 @@ void floatNode(const Node &n, double *out, int64_t len, const double *a,
 /// A tensor's RowMap with its lengths evaluated.
 struct Map {
   int64_t group = 1, subLength = 0, subFirst = 0, subCount = 0, tableRows = 0;
+  int64_t subPitch = 0; ///< sub-rows: elements between their starts
 };
 
 /// Everything interpret() needs, checked once.
@@ -325,27 +326,40 @@ Plan check(const Kernel &k, const Bindings &b) {
     if (b.rows > 0 && !h.data)
       bad(k, fmt::format("{} has null data but rows = {}",
                          tensorName(k, (int)t), b.rows));
-    int64_t stride = len;
-    if (decl.layout == Layout::Rows && h.rowStride > 0) {
-      if (h.rowStride < len)
-        bad(k, fmt::format("{} has rowStride {} but its rows have {} "
-                           "elements; the row stride must be >= the row "
-                           "length (or <= 0 for contiguous)",
-                           tensorName(k, (int)t), h.rowStride, len));
-      stride = h.rowStride;
-    }
-    p.rowStride.push_back(stride);
     const RowMap &m = decl.map;
-    Map e{m.group.eval(b.dims), m.subLength.eval(b.dims),
-          m.subFirst.eval(b.dims), m.subCount.eval(b.dims),
-          m.tableRows.eval(b.dims)};
+    Map e{m.group.eval(b.dims),     m.subLength.eval(b.dims),
+          m.subFirst.eval(b.dims),  m.subCount.eval(b.dims),
+          m.tableRows.eval(b.dims), m.subPitch.eval(b.dims)};
     if (e.group < 1 || e.subLength < 0 || e.subFirst < 0 ||
         (e.subLength > 0 && e.subCount < 1) ||
-        (m.gather >= 0 && e.tableRows < 1))
+        (m.gather >= 0 && e.tableRows < 1) || e.subPitch < 0)
       bad(k, fmt::format("malformed kernel: {} has a row map with group {}, "
                          "sub-rows [{}, +{}) of {}, table rows {}",
                          tensorName(k, (int)t), e.group, e.subFirst, e.subCount,
                          e.subLength, e.tableRows));
+    // Padded heads: a row spans count * pitch elements.
+    int64_t span = len;
+    if (e.subPitch > 0) {
+      if (e.subPitch < e.subLength)
+        bad(k, fmt::format("{} has heads {} elements apart but {} long; the "
+                           "head pitch must be >= the head length",
+                           tensorName(k, (int)t), e.subPitch, e.subLength));
+      if (__builtin_mul_overflow(e.subCount, e.subPitch, &span))
+        bad(k, fmt::format("{} has {} heads {} elements apart, past int64",
+                           tensorName(k, (int)t), e.subCount, e.subPitch));
+    } else {
+      e.subPitch = e.subLength;
+    }
+    int64_t stride = span;
+    if (decl.layout == Layout::Rows && h.rowStride > 0) {
+      if (h.rowStride < span)
+        bad(k, fmt::format("{} has rowStride {} but its rows have {} "
+                           "elements; the row stride must be >= the row "
+                           "length (or <= 0 for contiguous)",
+                           tensorName(k, (int)t), h.rowStride, span));
+      stride = h.rowStride;
+    }
+    p.rowStride.push_back(stride);
     auto validTensor = [&](int i) {
       return i >= -1 && i < (int)k.tensors.size();
     };
@@ -527,7 +541,7 @@ void interpret(const Kernel &k, const Bindings &b,
       for (int part = t; part >= 0; part = k.tensors[part].map.next) {
         const Map &pm = p.maps[part];
         if (h >= pm.subFirst && h < pm.subFirst + pm.subCount)
-          return {part, q * p.rowStride[part] + (h - pm.subFirst) * e.subLength,
+          return {part, q * p.rowStride[part] + (h - pm.subFirst) * pm.subPitch,
                   true};
       }
       bad(k, fmt::format("malformed kernel: no tensor of the heads view of "

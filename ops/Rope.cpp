@@ -17,10 +17,10 @@ struct RopeOptions {
   bool key = true; ///< false: q only (vLLM's rotary_embedding with key None)
 };
 
-// vLLM's rotary_embedding, in place on q [T, q_heads * head_dim] and
-// k [T, k_heads * head_dim] (views of a fused qkv: their row pitches are
-// run-time arguments) in one launch, one row program per (token, head);
-// or on q alone.
+// vLLM's rotary_embedding, in place on q [T, q_heads, head_dim] and
+// k [T, k_heads, head_dim] (views of a fused qkv, heads padded inside a row:
+// token and head strides are run-time arguments) in one launch, one row
+// program per (token, head); or on q alone.
 // Row t of cos_sin_cache [max_pos, rotary_dim] at positions[t] holds cos in
 // its first half and sin in its second. The first rotary_dim elements of
 // each head rotate; the rest pass through untouched.
@@ -34,9 +34,9 @@ struct RopeOptions {
 static Kernel rope(DType dt, const RopeOptions &o) {
   Builder b(o.name);
   Len qHeads = b.dim("q_heads");
-  std::vector<HeadsPart> parts = {{"q", qHeads}};
+  std::vector<HeadsPart> parts = {{"q", qHeads, b.dim("q_head_stride")}};
   if (o.key)
-    parts.push_back({"k", b.dim("k_heads")});
+    parts.push_back({"k", b.dim("k_heads"), b.dim("k_head_stride")});
   Len maxPos = b.dim("max_pos");
   Tensor qk = b.heads(parts, dt, o.headDim);
   Len heads = o.key ? qHeads + parts[1].count : qHeads;

@@ -164,6 +164,13 @@ private:
     return KGEN_OK;
   }
 
+  /// `l` for the bound dims; false past int64.
+  static bool eval(const RowLength &l, const BoundArgs &b, int64_t &out) {
+    out = l.scale;
+    return l.dimParam < 0 ||
+           !__builtin_mul_overflow(out, b.integer[l.dimParam], &out);
+  }
+
   kgen_status bindTensor(size_t i, const kgen_arg &a, BoundArgs &out) {
     const Param &p = spec.params[i];
     int64_t elem = dtypeSize(p.dtype);
@@ -179,21 +186,34 @@ private:
                       " is not aligned to its element size (" +
                       std::to_string(elem) + " bytes for " +
                       dtypeName(p.dtype) + ")");
-    int64_t rowLength = p.rowLength.scale;
-    if (p.rowLength.dimParam >= 0) {
-      int64_t dim = out.integer[p.rowLength.dimParam];
-      if (dim > INT64_MAX / rowLength)
-        return fail(KGEN_ERROR_INVALID_ARGUMENT, argName(i) + " row length " +
-                                                     p.rowLength.text +
-                                                     " overflows int64");
-      rowLength *= dim;
+    int64_t rowLength;
+    std::string rowText = p.rowLength.text;
+    if (!eval(p.rowLength, out, rowLength))
+      return fail(KGEN_ERROR_INVALID_ARGUMENT, argName(i) + " row length " +
+                                                   p.rowLength.text +
+                                                   " overflows int64");
+    if (p.padded) {
+      // Heads padded inside a row: each pitch apart, a row count * pitch.
+      int64_t count, length, pitch;
+      if (!eval(p.headCount, out, count) || !eval(p.headLength, out, length) ||
+          !eval(p.headPitch, out, pitch) ||
+          __builtin_mul_overflow(count, pitch, &rowLength))
+        return fail(KGEN_ERROR_INVALID_ARGUMENT,
+                    argName(i) + " heads (" + p.headCount.text + " of " +
+                        p.headPitch.text + " elements) overflow int64");
+      if (pitch < length)
+        return fail(KGEN_ERROR_INVALID_ARGUMENT,
+                    argName(i) + " has heads " + std::to_string(pitch) +
+                        " elements apart (" + p.headPitch.text + ") but " +
+                        std::to_string(length) + " long: heads would overlap");
+      rowText = p.headCount.text + "*" + p.headPitch.text;
     }
     int64_t stride = a.row_stride > 0 ? a.row_stride : rowLength;
     if (stride < rowLength)
       return fail(KGEN_ERROR_INVALID_ARGUMENT,
                   argName(i) + " row_stride " + std::to_string(stride) +
                       " is smaller than its row length " +
-                      std::to_string(rowLength) + " (" + p.rowLength.text +
+                      std::to_string(rowLength) + " (" + rowText +
                       "): rows would overlap");
     if (stride > INT64_MAX / elem)
       return fail(KGEN_ERROR_INVALID_ARGUMENT, argName(i) + " row_stride " +

@@ -288,10 +288,33 @@ private:
         continue;
       std::string path = "params[" + std::to_string(i) + "] ('" + p.name + "')";
       if (!parseRowLength(*params->array[i].find("row_length"), path,
-                          p.rowLength))
+                          p.rowLength) ||
+          !parsePadding(params->array[i], path, p))
         return false;
     }
     return true;
+  }
+
+  /// row_map.sub_rows with a "pitch": the count, length and pitch that the
+  /// launch checks (heads apart by at least their length, rows by count *
+  /// pitch). Without a pitch the row map is informative only.
+  bool parsePadding(const Value &v, const std::string &path, Param &p) {
+    const Value *map = v.find("row_map");
+    const Value *sub = map && map->kind == Value::Kind::Object
+                           ? map->find("sub_rows")
+                           : nullptr;
+    const Value *pitch =
+        sub && sub->kind == Value::Kind::Object ? sub->find("pitch") : nullptr;
+    if (!pitch)
+      return true;
+    std::string at = path + ".row_map.sub_rows";
+    const Value *count = r.member(*sub, at, "count", /*required=*/true);
+    const Value *length = r.member(*sub, at, "length", /*required=*/true);
+    p.padded = true;
+    return count && length &&
+           parseRowLength(*count, at, p.headCount, "count") &&
+           parseRowLength(*length, at, p.headLength, "length") &&
+           parseRowLength(*pitch, at, p.headPitch, "pitch");
   }
 
   bool parseDomain(const Value &root) {
@@ -375,19 +398,21 @@ private:
   }
 
   /// An integer, or a string "N", "name" or "k*name" where name is a static
-  /// dim or a dim param.
-  bool parseRowLength(const Value &v, const std::string &path, RowLength &out) {
+  /// dim or a dim param: a row length, or a padded head's count, length or
+  /// pitch (`field`).
+  bool parseRowLength(const Value &v, const std::string &path, RowLength &out,
+                      const std::string &field = "row_length") {
     if (v.kind == Value::Kind::Number) {
-      if (!r.checkInt(v, path, "row_length", 1, INT64_MAX, out.scale))
+      if (!r.checkInt(v, path, field, 1, INT64_MAX, out.scale))
         return false;
       out.text = std::to_string(out.scale);
       return true;
     }
     if (v.kind != Value::Kind::String)
-      return r.fail(path, "'row_length' must be an integer or a string");
+      return r.fail(path, "'" + field + "' must be an integer or a string");
     out.text = v.string;
     auto bad = [&](const std::string &why) {
-      return r.fail(path, "row_length '" + v.string + "' " + why +
+      return r.fail(path, field + " '" + v.string + "' " + why +
                               " (supported forms: N, name, k*name)");
     };
     std::string_view s = trim(v.string);

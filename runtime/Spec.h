@@ -49,6 +49,10 @@ struct Param {
   // Tensors only.
   Access access = Access::Rows;
   RowLength rowLength;
+  /// Padded heads (row_map.sub_rows.pitch): `headCount` heads of
+  /// `headLength` elements, `headPitch` apart. A row spans count * pitch.
+  bool padded = false;
+  RowLength headCount, headLength, headPitch;
   bool writes = false;
   // Dims only: the largest value a launch may pass (the kernel relies on it).
   int64_t maxDim = INT64_MAX;

@@ -508,7 +508,13 @@ def _eval_len(v, dims):
 
 def _row_length(p, dims):
     """A tensor param's row length: the spec's row_length (an int), or its
-    text ("2*d", "d") evaluated with `dims`; None if unknown."""
+    text ("2*d", "d") evaluated with `dims`; for heads padded inside a row
+    (row_map.sub_rows.pitch), count * pitch. None if unknown."""
+    sub = p.get("row_map", {}).get("sub_rows", {})
+    if "pitch" in sub:
+        count = _eval_len(sub.get("count"), dims)
+        pitch = _eval_len(sub["pitch"], dims)
+        return None if count is None or pitch is None else count * pitch
     return _eval_len(p.get("row_length"), dims)
 
 

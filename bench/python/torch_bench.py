@@ -26,7 +26,13 @@ Suites (--suite):
             _cache16 forms' bf16 cache: in bf16, each op rounded).
           rope_neox_rotary, rope_gptj_rotary: the same rotating the first
             rotary_dim = --rope-rotary-factor (0.25) x D of each head;
-            rope_neox_rotary_q, rope_gptj_rotary_q: those on q alone.
+            rope_neox_rotary_q, rope_gptj_rotary_q: those on q alone;
+          rope_neox_padded: rope_neox with each head of the fused qkv
+            followed by 64 elements of padding (heads D + 64 apart, vLLM's
+            padded test case);
+          rope_hf: Hugging Face's apply_rotary_pos_emb out of place on
+            token-major q [T, Hq*D] and k [T, Hk*D] with cos and sin [T, D],
+            all bf16, each op rounded (as HF's eager module).
           silu_and_mul, gelu_tanh_and_mul: d in --hiddens (4096, 11008,
             14336) x T in --tokens;
           adaln (DiT): x [B*N, C], scale and shift [B, C], eps 1e-6;
@@ -126,12 +132,14 @@ HIDDENS = [2048, 4096, 8192, 16384]
 # The views suite (issue 4): rope on views of a fused qkv, the activations at
 # LLM sizes, DiT's adaLN.
 VIEW_OPS = ["rope_neox", "silu_and_mul", "gelu_tanh_and_mul", "adaln",
-            "rope_gptj", "rope_neox_cache16", "rope_gptj_cache16"]
+            "rope_gptj", "rope_neox_cache16", "rope_gptj_cache16",
+            "rope_neox_padded", "rope_hf"]
 VIEW_TOKENS = [1, 512, 4096, 16384]
 VIEW_HIDDENS = [4096, 11008, 14336]
 ROPE_HEADS = (32, 8)  # q heads, k heads (GQA)
 ROPE_HEAD_DIM = 128
 ROPE_MAX_POS = 65536
+ROPE_PAD = 64  # rope_neox_padded: elements after each head (vLLM's test)
 ROPE_ROTARY_FACTOR = 0.25  # rope_*_rotary: rotary_dim / head_dim
 ADALN_SHAPES = [(1, 1024), (8, 1024), (1, 4096), (8, 4096)]  # (B, N)
 ADALN_CS = [1152, 3072]
@@ -481,6 +489,19 @@ def f_rope_gptj_q(positions, qkv, cos_sin_cache):
     _rope(positions, qkv, cos_sin_cache, False, key=False)
 
 
+def f_rope_hf(q, k, cos, sin):
+    # Hugging Face's apply_rotary_pos_emb on token-major q and k (kgen's
+    # rope_hf layout), cos and sin in their dtype: each op rounded.
+    d = cos.shape[-1]
+    c, s = cos[:, None], sin[:, None]
+
+    def apply(x):
+        x = x.view(x.shape[0], -1, d)
+        rot = torch.cat((-x[..., d // 2:], x[..., :d // 2]), -1)
+        return (x * c + rot * s).flatten(1)
+    return apply(q), apply(k)
+
+
 def f_adaln(x, scale, shift):
     # DiT: modulate(norm_final(x), shift, scale) with an affine-free
     # LayerNorm, on x seen as [B, N, C].
@@ -504,7 +525,9 @@ def ref_adaln(x, scale, shift):
 # Optional: dims (the kernel's dim params, from the shape (T, h, B); the
 # norms' row length is set below the table), rows (the launch's row count; default the first row tensor's),
 # groups (kgen_ctypes' row maps), make (a tensor maker instead of `tensors`),
-# bytes (the fewest bytes), footprint (bytes of one rotated copy), inplace
+# bytes (the fewest bytes), footprint (bytes of one rotated copy), kernel
+# (the kgen op it runs, when not the entry's name), ab (False: the --ab
+# bundle's kernels cannot take the layout), inplace
 # (the eager function writes its inputs; compare names tensors of the set),
 # ref (the reference kgen and compile are checked against; default fn).
 OPS = {
@@ -770,6 +793,16 @@ def _rope_make(T, h, b, copies, gen, dev):
     return sets
 
 
+def _rope_make_padded(T, h, b, copies, gen, dev):
+    # Each head ROPE_PAD elements longer; the eager formula sees heads of
+    # h + ROPE_PAD and rotates their first h (the cache's width).
+    sets = _rope_make(T, h + ROPE_PAD, b, copies, gen, dev)
+    cache = rope_cache(ROPE_MAX_POS, h, dev)
+    for s in sets:
+        s["cos_sin_cache"] = cache
+    return sets
+
+
 def _rope_make16(T, h, b, copies, gen, dev):
     # vLLM's own call: the cache in the model's dtype.
     sets = _rope_make(T, h, b, copies, gen, dev)
@@ -788,16 +821,18 @@ def _rope_make_rotary(T, h, b, copies, gen, dev):
     return sets
 
 
-def _rope_op(fn, make, rotary=False, key=True):
+def _rope_op(fn, make, rotary=False, key=True, pad=0):
     """An OPS entry of a rope form: rotary, a cache narrower than a head
-    (rotary_pairs); key False, q alone."""
+    (rotary_pairs); key False, q alone; pad, elements after each head."""
     def heads():
         return ROPE_HEADS[0] + (ROPE_HEADS[1] if key else 0)
 
     def dims(T, h, b):
-        d = {"q_heads": ROPE_HEADS[0], "max_pos": ROPE_MAX_POS}
+        # Heads of the fused qkv row are dense: head_dim apart.
+        d = {"q_heads": ROPE_HEADS[0], "q_head_stride": h + pad,
+             "max_pos": ROPE_MAX_POS}
         if key:
-            d["k_heads"] = ROPE_HEADS[1]
+            d.update(k_heads=ROPE_HEADS[1], k_head_stride=h + pad)
         if rotary:
             d["rotary_pairs"] = _rope_rot(h) // 2
         return d
@@ -815,7 +850,7 @@ def _rope_op(fn, make, rotary=False, key=True):
         bytes=lambda T, h, b: _rope_bytes(
             T, h, b, cache_bytes=2 if make is _rope_make16 else 4,
             rot=_rope_rot(h) if rotary else None, key=key),
-        footprint=_rope_footprint)
+        footprint=lambda T, h, b: _rope_footprint(T, h + pad, b))
 
 
 for _name, _fn, _make, _rotary, _key in (
@@ -829,6 +864,43 @@ for _name, _fn, _make, _rotary, _key in (
         ("rope_gptj_rotary_q", f_rope_gptj_q, _rope_make_rotary, True,
          False)):
     OPS[_name] = _rope_op(_fn, _make, _rotary, _key)
+def _rope_hf_make(T, h, b, copies, gen, dev):
+    hq, hk = ROPE_HEADS
+    sets = []
+    for _ in range(copies):
+        x = {n: torch.randn((T, w), generator=gen, device=dev,
+                            dtype=torch.bfloat16)
+             for n, w in (("q", hq * h), ("k", hk * h))}
+        pos = torch.randint(0, ROPE_MAX_POS, (T, 1), generator=gen,
+                            device=dev).float()
+        inv = 1.0 / (10000.0 ** (torch.arange(0, h, 2, device=dev).float()
+                                 / h))
+        emb = torch.cat([pos * inv] * 2, -1)
+        x.update(cos=emb.cos().bfloat16(), sin=emb.sin().bfloat16(),
+                 q_out=torch.empty_like(x["q"]),
+                 k_out=torch.empty_like(x["k"]))
+        sets.append(x)
+    return sets
+
+
+OPS["rope_hf"] = dict(
+    fn=f_rope_hf, make=_rope_hf_make,
+    tensors=[("q", None, "in", None), ("k", None, "in", None),
+             ("cos", None, "in", None), ("sin", None, "in", None),
+             ("q_out", None, "out", None), ("k_out", None, "out", None)],
+    eager_in=["q", "k", "cos", "sin"], compare=["q_out", "k_out"],
+    scalars={},
+    dims=lambda T, h, b: {"q_heads": ROPE_HEADS[0], "k_heads": ROPE_HEADS[1]},
+    rows=lambda T, h, b: T * sum(ROPE_HEADS),
+    groups=lambda T, h, b: {n: sum(ROPE_HEADS) for n in
+                            ("q", "k", "cos", "sin", "q_out", "k_out")},
+    # q and k read, q_out and k_out written, cos and sin read.
+    bytes=lambda T, h, b: 2 * (2 * T * sum(ROPE_HEADS) * h + 2 * T * h),
+    footprint=lambda T, h, b: 2 * (2 * T * sum(ROPE_HEADS) * h + 2 * T * h))
+# Kernels before the head strides cannot take padded heads: no --ab.
+OPS["rope_neox_padded"] = dict(
+    _rope_op(f_rope_neox, _rope_make_padded, pad=ROPE_PAD), kernel="rope_neox",
+    ab=False)
 
 
 def shape_of(layout, T, h, b=0):
@@ -1185,7 +1257,9 @@ def prewarm(cases, workers, threads, limit_s, log, extra_args=()):
 def find_kernel(manifest, op, h, allow_dyn=False, binding=None):
     """The bundle's bf16 kernel of `op` specialized for length h, else (with
     allow_dyn) its dynamic kernel (length 0), loaded through `binding` (a
-    kgen_ctypes module; default kg)."""
+    kgen_ctypes module; default kg). An OPS entry may name another op's
+    kernel ("kernel": a layout of it)."""
+    op = OPS.get(op, {}).get("kernel", op)
     for length in ([h, 0] if allow_dyn else [h]):
         e = next((m for m in manifest if m["op"] == op and
                   m["dtype"] == DTYPE and m["length"] == length), None)
@@ -1331,6 +1405,14 @@ def run_case(op, T, h, kernel, flush, gen, dev, l2, log, b=0, kernel_ab=None):
 
 def shape_text(op, T, h, b=0):
     """The tensors' shapes, for the CSV."""
+    if op == "rope_hf":
+        hq, hk = ROPE_HEADS
+        return "q [%d, %d] k [%d, %d], cos/sin [%d, %d] bf16" % (
+            T, hq * h, T, hk * h, T, h)
+    if op == "rope_neox_padded":
+        hq, hk = ROPE_HEADS
+        return "q, k heads of %d of %d, in qkv [%d, %d]" % (
+            h, h + ROPE_PAD, T, (hq + 2 * hk) * (h + ROPE_PAD))
     if op.startswith("rope"):
         hq, hk = ROPE_HEADS
         rot = _rope_rot(h) if "_rotary" in op else h
@@ -1513,8 +1595,9 @@ def load_ab(folder):
 
 def find_ab_kernel(ab, op, length, allow_dyn, log):
     """The --ab bundle's kernel for the case, or None (no A/B for it) where
-    that bundle has none: an op added since its commit."""
-    if not ab:
+    that bundle has none (an op added since its commit) or the entry says
+    older kernels cannot take its layout ("ab": False)."""
+    if not ab or not OPS[op].get("ab", True):
         return None
     try:
         return find_kernel(ab[1], op, length, allow_dyn, binding=ab[0])

@@ -173,6 +173,10 @@ LogicalResult HeadsOp::verify() {
     return emitOpError("has ")
            << getParts().size() << " parts but " << getCounts().size()
            << " counts; give one count per part";
+  if (!getPitches().empty() && getPitches().size() != getParts().size())
+    return emitOpError("has ")
+           << getParts().size() << " parts but " << getPitches().size()
+           << " pitches; give one pitch per part or none";
   for (Value p : getParts()) {
     if (p.getType() != getResult().getType())
       return emitOpError("part of type ")

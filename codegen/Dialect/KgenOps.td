@@ -138,18 +138,24 @@ def Kgen_HeadsOp : Kgen_Op<"heads", [Pure, AttrSizedOperandSegments]> {
     Each row of part i holds `counts[i]` sub-rows of `length` elements. With
     G = sum(counts), row program r sees sub-row h = r % G of token r / G,
     which lives in the part whose range of sub-rows holds h (q's heads, then
-    k's): one row program per (token, head) over several tensors.
+    k's): one row program per (token, head) over several tensors. Sub-row j
+    of part i starts `pitches[i]` * j elements into the row (heads padded
+    inside a row); without pitches, `length` * j.
 
     ```mlir
     %qk = kgen.heads [%q, %k] counts [%hq, %hk] length %d
         : !kgen.rows<bf16>, !kgen.rows<bf16> -> !kgen.rows<bf16>
+    %qp = kgen.heads [%q] counts [%hq] pitches [%pq] length %d
+        : !kgen.rows<bf16> -> !kgen.rows<bf16>
     ```
   }];
   let arguments = (ins Variadic<Kgen_RowsType>:$parts,
-                       Variadic<Index>:$counts, Index:$length);
+                       Variadic<Index>:$counts, Variadic<Index>:$pitches,
+                       Index:$length);
   let results = (outs Kgen_RowsType:$result);
   let assemblyFormat = [{
-    `[` $parts `]` `counts` `[` $counts `]` `length` $length attr-dict `:`
+    `[` $parts `]` `counts` `[` $counts `]`
+    (`pitches` `[` $pitches^ `]`)? `length` $length attr-dict `:`
     type($parts) `->` type($result)
   }];
   let hasVerifier = 1;

@@ -256,12 +256,19 @@ Value Importer::source(int t) {
     v = GatherOp::create(b, loc, v.getType(), v, source(m.gather),
                          lenValue(m.tableRows));
   } else if (m.subLength != dsl::Len(0)) {
-    SmallVector<Value> parts, counts;
+    SmallVector<Value> parts, counts, pitches;
+    bool padded = false;
     for (int p = t; p >= 0; p = k.tensors[p].map.next) {
+      const dsl::RowMap &pm = k.tensors[p].map;
       parts.push_back(args[p]);
-      counts.push_back(lenValue(k.tensors[p].map.subCount));
+      counts.push_back(lenValue(pm.subCount));
+      padded |= pm.subPitch != dsl::Len(0);
+      pitches.push_back(
+          lenValue(pm.subPitch != dsl::Len(0) ? pm.subPitch : pm.subLength));
     }
-    v = HeadsOp::create(b, loc, v.getType(), parts, counts,
+    if (!padded)
+      pitches.clear();
+    v = HeadsOp::create(b, loc, v.getType(), parts, counts, pitches,
                         lenValue(m.subLength));
   } else if (m.group != dsl::Len(1)) {
     v = GroupOp::create(b, loc, v.getType(), v, lenValue(m.group));

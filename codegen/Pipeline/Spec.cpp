@@ -88,10 +88,15 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
       } else {
         map["rows_per_tensor_row"] = lenJson(m.group);
       }
-      if (m.subLength != Len(0))
-        map["sub_rows"] = json::Object{{"first", lenJson(m.subFirst)},
-                                       {"count", lenJson(m.subCount)},
-                                       {"length", lenJson(m.subLength)}};
+      if (m.subLength != Len(0)) {
+        json::Object sub{{"first", lenJson(m.subFirst)},
+                         {"count", lenJson(m.subCount)},
+                         {"length", lenJson(m.subLength)}};
+        // Padded heads: the runtime checks the pitch and the row stride.
+        if (m.subPitch != Len(0))
+          sub["pitch"] = lenJson(m.subPitch);
+        map["sub_rows"] = std::move(sub);
+      }
       p["row_map"] = std::move(map);
     }
     params.push_back(std::move(p));

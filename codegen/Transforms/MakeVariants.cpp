@@ -25,21 +25,24 @@ void argumentsOf(Value v, llvm::SmallDenseSet<Value> &out) {
     argumentsOf(o, out);
 }
 
-/// The dims that place accesses (view starts, sub-row lengths) or size the
-/// rows: the ones whose divisibility the alignment analysis can use. Counts
-/// such as heads or table rows are left out, so that a variant does not
-/// demand their divisibility for nothing.
-llvm::SmallDenseSet<Value> addressingDims(KernelOp k) {
+/// The dims that place accesses (view starts, sub-row lengths, and with
+/// `pitches` head pitches) or size the rows: the ones whose divisibility the
+/// alignment analysis can use. Counts such as heads or table rows are left
+/// out, so that a variant does not demand their divisibility for nothing.
+llvm::SmallDenseSet<Value> addressingDims(KernelOp k, bool pitches = true) {
   llvm::SmallDenseSet<Value> dims;
   k.walk([&](Operation *op) {
     if (auto l = dyn_cast<LoadOp>(op); l && l.getStart())
       argumentsOf(l.getStart(), dims);
     else if (auto s = dyn_cast<StoreOp>(op); s && s.getStart())
       argumentsOf(s.getStart(), dims);
-    else if (auto h = dyn_cast<HeadsOp>(op))
-      argumentsOf(h.getLength(), dims);
     else if (auto d = dyn_cast<DomainOp>(op))
       argumentsOf(d.getLength(), dims);
+    else if (auto h = dyn_cast<HeadsOp>(op)) {
+      argumentsOf(h.getLength(), dims);
+      for (Value p : pitches ? h.getPitches() : ValueRange())
+        argumentsOf(p, dims);
+    }
   });
   return dims;
 }
@@ -48,20 +51,26 @@ llvm::SmallDenseSet<Value> addressingDims(KernelOp k) {
 /// tensor in memory (0 = element alignment only) and `divisor` for each
 /// dynamic dim that places accesses. A bounded dim (rope's rotary pairs)
 /// asks `boundedDivisor` (0: a chunk's elements, at most `divisor`): its
-/// values are few and small (10, 12, 24).
+/// values are few and small (10, 12, 24). A head pitch asks a chunk's
+/// elements, all that aligns its heads (head_dim 120 is not 16 x n).
 void assume(KernelOp k, int64_t align, int64_t divisor,
             int64_t boundedDivisor = 0) {
   Builder b(k.getContext());
   llvm::SmallDenseSet<Value> addressing = addressingDims(k);
+  llvm::SmallDenseSet<Value> placing = addressingDims(k, /*pitches=*/false);
+  int64_t chunk = std::min(divisor, chunkVector(k));
   if (!boundedDivisor)
-    boundedDivisor = std::min(divisor, chunkVector(k));
+    boundedDivisor = chunk;
   for (auto [i, t] : llvm::enumerate(k.getArgumentTypes())) {
     if (Type e = getTensorElementType(t)) {
       int64_t bytes = (e.getIntOrFloatBitWidth() + 7) / 8;
       k.setArgAttr(i, kAlignAttr, b.getI64IntegerAttr(std::max(align, bytes)));
     } else if (isa<IndexType>(t)) {
+      Value arg = k.getBody().getArgument(i);
       int64_t d = 1;
-      if (addressing.contains(k.getBody().getArgument(i)))
+      if (!placing.contains(arg) && addressing.contains(arg))
+        d = chunk;
+      else if (addressing.contains(arg))
         d = k.getArgAttr(i, kMaxAttr) ? boundedDivisor : divisor;
       k.setArgAttr(i, kDivisibilityAttr, b.getI64IntegerAttr(d));
     }

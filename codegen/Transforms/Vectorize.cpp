@@ -39,9 +39,12 @@ int64_t alignOf(KernelOp k, Value tensor, int64_t bytes) {
   if (auto g = dyn_cast<GatherOp>(op))
     return alignOf(k, g.getTable(), bytes);
   auto h = cast<HeadsOp>(op);
-  // A head starts h * length elements into its part's row.
+  // A head starts h * pitch (h * length unpadded) elements into its part's row.
   int64_t align =
       std::min(kUnboundedDivisor, knownDivisor(h.getLength(), k) * bytes);
+  for (Value p : h.getPitches())
+    align = std::gcd(align,
+                     std::min(kUnboundedDivisor, knownDivisor(p, k) * bytes));
   for (Value p : h.getParts())
     align = std::gcd(align, alignOf(k, p, bytes));
   return align;

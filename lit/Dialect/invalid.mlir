@@ -508,12 +508,26 @@ kgen.kernel @heads_counts(%q: !kgen.rows<f32> {kgen.name = "q"},
 
 // -----
 
+kgen.kernel @heads_pitches(%q: !kgen.rows<f32> {kgen.name = "q"},
+                           %k: !kgen.rows<f32> {kgen.name = "k"},
+                           %h: index {kgen.name = "h"})
+    attributes {dims = {}} {
+  %c4 = arith.constant 4 : index
+  kgen.domain %c4
+  // expected-error@+1 {{'kgen.heads' op has 2 parts but 1 pitches; give one pitch per part or none}}
+  %v = kgen.heads [%q, %k] counts [%h, %h] pitches [%h] length %c4
+      : !kgen.rows<f32>, !kgen.rows<f32> -> !kgen.rows<f32>
+  kgen.return
+}
+
+// -----
+
 kgen.kernel @heads_none(%h: index {kgen.name = "h"})
     attributes {dims = {}} {
   %c4 = arith.constant 4 : index
   kgen.domain %c4
   // expected-error@+1 {{'kgen.heads' op needs at least one part}}
-  %v = "kgen.heads"(%c4) <{operandSegmentSizes = array<i32: 0, 0, 1>}>
+  %v = "kgen.heads"(%c4) <{operandSegmentSizes = array<i32: 0, 0, 0, 1>}>
       : (index) -> !kgen.rows<f32>
   kgen.return
 }

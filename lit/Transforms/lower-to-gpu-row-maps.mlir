@@ -50,6 +50,36 @@ kgen.kernel @row_maps(%q: !kgen.rows<f32> {kgen.name = "q", kgen.align = 16 : i6
 
 // -----
 
+// Heads padded inside a row: head h of a part starts (h - first) * pitch
+// elements into its token's row, the part's own pitch argument.
+// CHECK-LABEL: gpu.func @padded_heads(
+// CHECK: %[[TOK:.+]] = arith.divui %{{.+}}, %[[G:.+]] : i64
+// CHECK: %[[HEAD:.+]] = arith.remui %{{.+}}, %[[G]] : i64
+// CHECK: %[[KH:.+]] = arith.subi %[[HEAD]], %{{.+}} : i64
+// CHECK: arith.muli %[[KH]], %[[PK:.+]] : i64
+// CHECK: %[[QH:.+]] = arith.subi %[[HEAD]], %{{.+}} : i64
+// CHECK: arith.muli %[[QH]], %[[PQ:.+]] : i64
+// CHECK-NOT: arith.muli %[[QH]], %[[PK]]
+kgen.kernel @padded_heads(%q: !kgen.rows<f32> {kgen.name = "q", kgen.align = 16 : i64},
+                          %k: !kgen.rows<f32> {kgen.name = "k", kgen.align = 16 : i64},
+                          %hq: index {kgen.name = "hq"},
+                          %pq: index {kgen.name = "pq"},
+                          %hk: index {kgen.name = "hk"},
+                          %pk: index {kgen.name = "pk"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 1, rowsPerBlock = 32, chunks = 1, reread = false>} {
+  %c4 = arith.constant 4 : index
+  kgen.domain %c4
+  %c0 = arith.constant 0 : index
+  %qk = kgen.heads [%q, %k] counts [%hq, %hk] pitches [%pq, %pk] length %c4
+      : !kgen.rows<f32>, !kgen.rows<f32> -> !kgen.rows<f32>
+  %a = kgen.load %qk[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<4xf32>
+  %o = arith.mulf %a, %a : tensor<4xf32>
+  kgen.store %o, %qk[%c0] {vector_width = 4 : i64} : tensor<4xf32>, !kgen.rows<f32>
+  kgen.return
+}
+
+// -----
+
 // A per-batch row (row / n) that only the stores read (adaln's scale): its
 // pointer and the division come after the held row's loads, which they
 // would otherwise delay. The row held for the reduction (x) is loaded first.

@@ -14,3 +14,21 @@ kgen.kernel @div12(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"}
   %b = kgen.load %x[%s] : !kgen.rows<bf16> -> tensor<?xbf16>
   kgen.return
 }
+
+// Heads padded inside a row start h * pitch elements in: a pitch known only
+// to be even moves bf16 heads two at a time (4 bytes), while the unpadded
+// length 8 alone would allow 8.
+// CHECK-LABEL: kgen.kernel @pitch2(
+// CHECK: kgen.load %{{.+}}[%{{.+}}] {vector_width = 2 : i64}
+kgen.kernel @pitch2(%q: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "q"},
+                    %h: index {kgen.name = "h"},
+                    %p: index {kgen.divisibility = 2 : i64, kgen.name = "p"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 8, threadsPerRow = 1, rowsPerBlock = 32, chunks = 1, reread = false>} {
+  %c8 = arith.constant 8 : index
+  kgen.domain %c8
+  %c0 = arith.constant 0 : index
+  %v = kgen.heads [%q] counts [%h] pitches [%p] length %c8
+      : !kgen.rows<bf16> -> !kgen.rows<bf16>
+  %a = kgen.load %v[%c0] : !kgen.rows<bf16> -> tensor<8xbf16>
+  kgen.return
+}

@@ -14,20 +14,12 @@
 
 namespace kgen::torch_ext {
 
-int64_t rowStride(const at::Tensor &t, int64_t rowDims) {
-  int64_t nd = t.dim();
-  TORCH_INTERNAL_ASSERT(rowDims >= 1 && rowDims <= nd);
-  // The row: its last rowDims dims, dense.
-  int64_t expect = 1;
-  for (int64_t d = nd - 1; d >= nd - rowDims; --d) {
-    if (t.size(d) != 1 && t.stride(d) != expect)
-      return -1;
-    expect *= t.size(d);
-  }
-  const int64_t rowLen = expect;
-  // The leading dims: one stride, ignoring dims of size 1.
+namespace {
+/// The one stride of `t`'s dims before its last `rowDims` (dims of size 1
+/// ignored), `rowLen` when all are 1; -1 when they do not collapse.
+int64_t leadingStride(const at::Tensor &t, int64_t rowDims, int64_t rowLen) {
   int64_t stride = 0, span = 1;
-  for (int64_t d = nd - rowDims - 1; d >= 0; --d) {
+  for (int64_t d = t.dim() - rowDims - 1; d >= 0; --d) {
     if (t.size(d) == 1)
       continue;
     if (stride == 0) {
@@ -38,6 +30,29 @@ int64_t rowStride(const at::Tensor &t, int64_t rowDims) {
     span *= t.size(d);
   }
   return stride == 0 ? rowLen : stride;
+}
+} // namespace
+
+int64_t rowStride(const at::Tensor &t, int64_t rowDims) {
+  int64_t nd = t.dim();
+  TORCH_INTERNAL_ASSERT(rowDims >= 1 && rowDims <= nd);
+  // The row: its last rowDims dims, dense.
+  int64_t expect = 1;
+  for (int64_t d = nd - 1; d >= nd - rowDims; --d) {
+    if (t.size(d) != 1 && t.stride(d) != expect)
+      return -1;
+    expect *= t.size(d);
+  }
+  return leadingStride(t, rowDims, expect);
+}
+
+int64_t headsStride(const at::Tensor &t, int64_t &pitch) {
+  TORCH_INTERNAL_ASSERT(t.dim() >= 2);
+  const int64_t d = t.size(-1), heads = t.size(-2);
+  pitch = heads == 1 ? d : t.stride(-2);
+  if ((d != 1 && t.stride(-1) != 1) || pitch < d)
+    return -1;
+  return leadingStride(t, 2, heads * pitch);
 }
 
 at::Tensor asRows(const at::Tensor &t, int64_t rowDims) {
@@ -88,6 +103,16 @@ Call &Call::rows(const char *name, const at::Tensor &t, int64_t rowDims) {
               ", strides ", t.strides(), ")");
   add() = {name, KGEN_ARG_TENSOR, t, stride};
   return *this;
+}
+
+Call &Call::heads(const char *name, const at::Tensor &t, const char *pitchDim) {
+  int64_t pitch = 0, stride = headsStride(t, pitch);
+  TORCH_CHECK(stride >= 0, "kgen::", op_, ": '", name,
+              "' must be [..., heads, head_dim] with a dense last dim, heads "
+              "that do not overlap and one stride between tokens (shape ",
+              t.sizes(), ", strides ", t.strides(), ")");
+  add() = {name, KGEN_ARG_TENSOR, t, stride};
+  return dim(pitchDim, pitch);
 }
 
 Call &Call::whole(const char *name, const at::Tensor &t) {

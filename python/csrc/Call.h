@@ -24,6 +24,12 @@ inline constexpr int64_t kMaxRows = int64_t(1) << 31;
 /// stride or the row is not contiguous.
 int64_t rowStride(const at::Tensor &t, int64_t rowDims = 1);
 
+/// `t` [..., heads, head_dim] as rows of heads with a dense last dim: the
+/// stride between rows (tokens), with `pitch` set to the stride between
+/// heads; -1 when the tokens do not collapse into one stride, the last dim
+/// is not dense or heads overlap.
+int64_t headsStride(const at::Tensor &t, int64_t &pitch);
+
 /// `t` as rows of its last `rowDims` dims: itself when rowStride finds one,
 /// else a contiguous copy (an input only; outputs are refused instead).
 at::Tensor asRows(const at::Tensor &t, int64_t rowDims = 1);
@@ -41,6 +47,9 @@ public:
 
   /// A tensor read or written by rows of its last `rowDims` dims.
   Call &rows(const char *name, const at::Tensor &t, int64_t rowDims = 1);
+  /// A [..., heads, head_dim] tensor (headsStride), its head stride passed
+  /// as the dim `pitchDim`.
+  Call &heads(const char *name, const at::Tensor &t, const char *pitchDim);
   /// A tensor read whole by every row (a weight), or one value per row.
   Call &whole(const char *name, const at::Tensor &t);
   Call &scalar(const char *name, double value);

@@ -582,9 +582,6 @@ void rope(const RopeForms &f, bool partial, const Tensor &positions,
                        : "",
               ", not ", cache.sizes());
   const bool rotary = cache.size(1) != rot;
-  checkInPlace(op, q, "q", 2);
-  if (key)
-    checkInPlace(op, k, "k", 2);
   // On the host a gather past the cache is checked here; on the GPU it is
   // not (that would read the positions back and synchronize).
   if (positions.is_cpu() && positions.numel()) {
@@ -600,9 +597,9 @@ void rope(const RopeForms &f, bool partial, const Tensor &positions,
           : (rotary ? (cache16 ? f.qOnlyRotaryCache16 : f.qOnlyRotary)
                     : (cache16 ? f.qOnlyCache16 : f.qOnly));
   Call call(kernel, q.scalar_type(), d, /*fixedLength=*/true);
-  call.rows("q", q, 2);
+  call.heads("q", q, "q_head_stride");
   if (key)
-    call.rows("k", k, 2);
+    call.heads("k", k, "k_head_stride");
   call.whole("positions", positions.contiguous())
       .rows("cos_sin_cache", asRows(cache))
       .dim("q_heads", hq)

@@ -164,6 +164,30 @@ def test_argument_errors():
     _raises("scale must be > 0", kgen.quant_int8_static, x, 0.0)
 
 
+def test_rope_heads_padded_inside_a_row():
+    """q and k with heads head_dim + pad apart, the MLA way (the rotated part
+    of each head a slice of a longer one): rotated in place as dense copies
+    are, the rest of each head untouched; heads that overlap are refused
+    and nothing is written."""
+    g = torch.Generator().manual_seed(3)
+    pos, cache = torch.randint(0, 16, (5,), generator=g), torch.randn(16, 64)
+    q_all = torch.randn(5, 3, 192, generator=g)
+    k_all = torch.randn(5, 1, 576, generator=g)
+    q, k = q_all[..., 128:], k_all[..., 512:]
+    q2, k2 = q.clone(), k.clone()
+    before = q_all[..., :128].clone(), k_all[..., :512].clone()
+    kgen.rope_neox(pos, q, k, cache)
+    kgen.rope_neox(pos, q2, k2, cache)
+    assert torch.equal(q, q2) and torch.equal(k, k2)
+    assert torch.equal(q_all[..., :128], before[0])
+    assert torch.equal(k_all[..., :512], before[1])
+    overlap = torch.randn(5 * 3 * 32 + 32).as_strided((5, 3, 64), (96, 32, 1))
+    snapshot = overlap.clone()
+    _raises("heads that do not overlap", kgen.rope_neox, pos, overlap, None,
+            cache)
+    assert torch.equal(overlap, snapshot)
+
+
 def test_rope_positions_from_indptr_and_offsets():
     # Two requests of 3 and 2 tokens, continuing at positions 10 and 0.
     indptr, offsets = torch.tensor([0, 3, 5]), torch.tensor([10, 0])

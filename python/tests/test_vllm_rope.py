@@ -8,9 +8,8 @@ on a GPU, the kernels, 8192 tokens included.
 vLLM passes q and k as [..., heads * head_size] with head_size as an
 argument; kgen's ops take [..., heads, head_size]. The test's flat case
 slices one head_size out of each token's row, so it is viewed as one head
-a token (no copy). Heads padded inside a row (a head stride other than
-head_size) are not supported yet (issue 38): that case must fail with
-kgen's argument error, never write anything."""
+a token (no copy). Its padded case slices each head out of a longer one:
+heads head_size + 64 apart, which kgen takes as they are, in place."""
 import pytest
 import torch
 
@@ -82,7 +81,8 @@ def test_rotary_embedding(neox, shape, seq_len, head_size, rotary_dim, dtype,
     positions = torch.randint(0, MAX_POSITION, (BATCH, seq_len),
                               device=device)
     full = SHAPES[shape](BATCH, seq_len, NUM_HEADS, head_size)
-    query = torch.randn(full, dtype=dtype, device=device)[..., :head_size]
+    whole = torch.randn(full, dtype=dtype, device=device)
+    query = whole[..., :head_size]
     key = torch.randn_like(query) if use_key else None
     ref_q = reference(positions, query, cache, head_size, neox)
     ref_k = (reference(positions, key, cache, head_size, neox)
@@ -91,16 +91,12 @@ def test_rotary_embedding(neox, shape, seq_len, head_size, rotary_dim, dtype,
     def heads(t):  # kgen's layout: [..., heads, head_size]
         return t if t.dim() == 4 else t.unsqueeze(-2)
     rope = kgen.rope_neox if neox else kgen.rope_gptj
-    if shape == "padded":
-        before = query.clone()
-        with pytest.raises(RuntimeError, match="'q' is written in place, so "
-                           "it must be rows with a dense last dim"):
-            rope(positions, heads(query), heads(key) if use_key else None,
-                 cache)
-        assert torch.equal(query, before)
-        return
-    out_q, out_k = query.clone(), key.clone() if use_key else None
+    # In place on q itself, a view (a clone would drop the padding between
+    # heads, which must come through untouched); k is dense, as in vLLM's.
+    out_q, out_k = query, key
+    padding = whole[..., head_size:].clone()
     rope(positions, heads(out_q), heads(out_k) if use_key else None, cache)
+    assert torch.equal(whole[..., head_size:], padding)
     torch.testing.assert_close(out_q, ref_q, atol=ATOL[dtype],
                                rtol=RTOL[dtype])
     if use_key:

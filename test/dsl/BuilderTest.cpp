@@ -311,6 +311,15 @@ TEST(BuilderError, HeadsCountThatWouldWrap) {
   expectUserError(c, line, "the total head count, 9223372036854775807 + 1, is past int64");
 }
 
+TEST(BuilderError, HeadsCloserThanTheirLength) {
+  Builder b("k");
+  int line = 0;
+  Caught c = catchUserError([&] { line = __LINE__; (void)b.heads({{"q", 2, 3}}, DType::BF16, 4); });
+  expectUserError(c, line, "part 'q' has heads 3 elements apart but 4 long; they would overlap");
+  c = catchUserError([&] { line = __LINE__; (void)b.heads({{"k", 2, -1}}, DType::BF16, 4); });
+  expectUserError(c, line, "the head pitch -1 may be below 1");
+}
+
 TEST(BuilderError, HeadsRowLengthThatWouldWrap) {
   // count * length past int64 in the second part: a user error at the call,
   // and the first part is not left declared.

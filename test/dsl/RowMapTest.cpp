@@ -18,6 +18,7 @@
 using namespace kgen;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
+using ::testing::ThrowsMessage;
 
 namespace {
 
@@ -192,6 +193,43 @@ TEST(RowMapInterpreter, HeadsAcrossTensorsWithAGatheredTable) {
     EXPECT_TRUE(std::isnan(kk[i])) << i;
   EXPECT_EQ(q[18], q0[18]);
   EXPECT_EQ(kk[9], k0[9]);
+}
+
+/// q's 2 heads of 3 elements lie `p` apart (heads padded inside a row);
+/// k's 1 head is dense. The padding is neither read nor written, and a
+/// pitch below the head length or a row stride below heads * pitch is a
+/// binding error.
+TEST(RowMapInterpreter, PaddedHeads) {
+  Builder b("pad");
+  Len hq = b.dim("hq"), p = b.dim("p");
+  Tensor qk = b.heads({{"q", hq, p}, {"k", 1}}, DType::F32, 3);
+  b.store(qk, qk * 10.0);
+  Kernel k = b.build();
+
+  // 2 tokens; q heads 5 apart, rows 11 apart.
+  std::vector<float> q(22), kk = {1, 2, 3, 4, 5, 6};
+  for (int i = 0; i < 22; ++i)
+    q[i] = float(i);
+  std::vector<float> q0 = q;
+  Bindings bind;
+  bind.dims = {2, 5};
+  bind.rows = 2 * 3;
+  bind.tensors = {host(q, 11), host(kk)};
+  interpret(k, bind);
+  for (int i = 0; i < 22; ++i) {
+    bool head = i % 11 < 10 && i % 11 % 5 < 3;
+    EXPECT_EQ(q[i], head ? q0[i] * 10 : q0[i]) << i;
+  }
+  EXPECT_EQ(kk, (std::vector<float>{10, 20, 30, 40, 50, 60}));
+
+  bind.dims = {2, 2};
+  EXPECT_THAT([&] { interpret(k, bind); },
+              ThrowsMessage<std::invalid_argument>(
+                  HasSubstr("has heads 2 elements apart but 3 long")));
+  bind.dims = {2, 6};
+  EXPECT_THAT([&] { interpret(k, bind); },
+              ThrowsMessage<std::invalid_argument>(
+                  HasSubstr("has rowStride 11 but its rows have 12 elements")));
 }
 
 TEST(RowMapInterpreter, NegativeIndicesReadNaN) {

@@ -178,8 +178,9 @@ int64_t pad16(DType dt) { return std::max<int64_t>(1, 16 / sizeInBytes(dt)); }
 /// rope_* (in place) or rope_hf: T tokens of hq + hk heads. Contiguous: q,
 /// k (and q_out, k_out) in buffers of their own; otherwise q and k are views
 /// of vLLM's fused qkv row (v stays poison: never read), q_out and k_out of
-/// one output row with 16 bytes of padding. `pairs` sets rotary_pairs for
-/// the kernels that take it (rope_*_rotary).
+/// one output row with 16 bytes of padding. Strided in-place heads are also
+/// padded by 16 bytes each (the head stride dims). `pairs` sets rotary_pairs
+/// for the kernels that take it (rope_*_rotary).
 Case ropeCase(const Kernel &k, bool hf, int64_t T, int64_t hq, int64_t hk,
               Lay lay, const std::vector<int64_t> &pos, Rng &rng,
               int64_t pairs = 0) {
@@ -191,9 +192,16 @@ Case ropeCase(const Kernel &k, bool hf, int64_t T, int64_t hq, int64_t hk,
   // stays poison and must stay so.
   bool key = std::any_of(k.tensors.begin(), k.tensors.end(),
                          [](const TensorDecl &t) { return t.name == "k"; });
+  // Elements between heads of the in-place q and k.
+  int64_t P = !hf && lay == Lay::Strided ? D + pad16(dt) : D;
   c.dims = {{"q_heads", hq}};
   if (key)
     c.dims["k_heads"] = hk;
+  if (!hf) {
+    c.dims["q_head_stride"] = P;
+    if (key)
+      c.dims["k_head_stride"] = P;
+  }
   c.rows = T * (hq + (key ? hk : 0));
   for (const char *suffix : {"", "_out"}) {
     std::string q = std::string("q") + suffix, k2 = std::string("k") + suffix;
@@ -205,11 +213,11 @@ Case ropeCase(const Kernel &k, bool hf, int64_t T, int64_t hq, int64_t hk,
         place(k, c, k2, -1, 0, T, hk * D, hk * D, false, rng);
       continue;
     }
-    int64_t w = *suffix ? (hq + hk) * D + pad16(dt) : (hq + 2 * hk) * D;
+    int64_t w = *suffix ? (hq + hk) * D + pad16(dt) : (hq + 2 * hk) * P;
     int b = addBuf(c, *suffix ? "qk_out" : "qkv", dt, off + T * w);
-    place(k, c, q, b, off, T, hq * D, w, true, rng);
+    place(k, c, q, b, off, T, hq * P, w, true, rng);
     if (key)
-      place(k, c, k2, b, off + hq * D, T, hk * D, w, true, rng);
+      place(k, c, k2, b, off + hq * P, T, hk * P, w, true, rng);
   }
   if (hf) {
     for (const char *n : {"cos", "sin"})
@@ -284,11 +292,13 @@ void markWritten(const Kernel &k, Case &c, const std::vector<int64_t> &dims) {
     int64_t count = sub ? td.map.subCount.eval(dims) : 1;
     std::vector<char> cols = storedColumns(k, t, dims, v.len);
     int64_t len = int64_t(cols.size());
+    int64_t pitch =
+        td.map.subPitch != Len(0) ? td.map.subPitch.eval(dims) : len;
     for (int64_t r = 0; r < v.rows; ++r)
       for (int64_t j = 0; j < count; ++j)
         for (int64_t i = 0; i < len; ++i)
           if (cols[i])
-            c.bufs[v.buf].written[v.offset + r * v.stride + j * len + i] = 1;
+            c.bufs[v.buf].written[v.offset + r * v.stride + j * pitch + i] = 1;
   }
 }
 

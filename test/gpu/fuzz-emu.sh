@@ -30,8 +30,8 @@ for planted in "value rope_neox" "tail adaln"; do
   fi
 done
 rope="op=rope_neox dtype=bf16 length=128 rows=5 kernel=specialized misalign=1 \
-pad=3 values=normal vseed=9 dim.k_heads=2 dim.max_pos=17 dim.q_heads=6 \
-fused=1 positions=mixed"
+pad=3 values=normal vseed=9 dim.k_head_stride=136 dim.k_heads=2 \
+dim.max_pos=17 dim.q_head_stride=128 dim.q_heads=6 fused=1 positions=mixed"
 "$fuzz" run "$work/k" --case "$rope" | grep -qxF "PASS $rope"
 
 if KGEN_EMU_CORRUPT=tail "$fuzz" run "$work/k" --ops rmsnorm --cases 60 \

@@ -46,6 +46,12 @@ RandomBindings bindRandom(const OpDef &op, const Kernel &k,
                      : d == op.mainDim     ? mainLength
                                            : 8);
   }
+  // A head pitch that is a dim of its own: dense heads, as long as a head.
+  for (const TensorDecl &t : k.tensors) {
+    const Len &p = t.map.subPitch;
+    if (p.constant == 0 && p.terms.size() == 1 && p.terms.begin()->second == 1)
+      b.dims[p.terms.begin()->first] = t.map.subLength.eval(b.dims);
+  }
   b.rows = rows;
   std::mt19937_64 rng(seed);
   for (const TensorDecl &t : k.tensors) {

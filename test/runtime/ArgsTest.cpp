@@ -294,6 +294,60 @@ TEST(ArgsStrict, NoVariantFits) {
   EXPECT_THAT(kgen::rt::lastError(), HasSubstr("does not fit in 32 bits"));
 }
 
+/// Heads padded inside a row (rope's q): 64-element heads `p` apart, `h` a
+/// row, so a row spans h * p elements.
+const char *const PaddedSpec = R"({
+  "kgen_spec": 2, "op": "rot", "dtype": "f32", "arch": "sm_90", "hash": "1",
+  "dims": {},
+  "params": [
+    {"name": "q", "kind": "tensor", "dtype": "f32", "access": "rows",
+     "row_length": "64*h", "writes": true,
+     "row_map": {"rows_per_tensor_row": "h",
+                 "sub_rows": {"first": 0, "count": "h", "length": 64,
+                              "pitch": "p"}}},
+    {"name": "h", "kind": "dim", "dtype": "i64"},
+    {"name": "p", "kind": "dim", "dtype": "i64"}
+  ],
+  "variants": [{"entry": "rot", "block": 64,
+                "abi": [{"slot": "ptr", "param": "q", "type": "u64"},
+                        {"slot": "stride", "param": "q", "type": "i64"},
+                        {"slot": "dim", "param": "h", "type": "i64"},
+                        {"slot": "dim", "param": "p", "type": "i64"},
+                        {"slot": "rows", "type": "i64"}]}]
+})";
+
+TEST(ArgsPadded, HeadsMustNotOverlap) {
+  kgen::rt::Kernel k;
+  ASSERT_EQ(k.create(".visible .entry rot() { ret; }", PaddedSpec), KGEN_OK)
+      << kgen::rt::lastError();
+  kgen_arg args[] = {kgen::rt::tensorArg(addr(0x1000), KGEN_F32),
+                     kgen::rt::dimArg(4), kgen::rt::dimArg(72)};
+  size_t variant;
+  // Contiguous rows span 4 * 72; a stride of exactly that fits.
+  EXPECT_EQ(k.selectVariant(args, 8, variant), KGEN_OK)
+      << kgen::rt::lastError();
+  args[0].row_stride = 4 * 72;
+  EXPECT_EQ(k.selectVariant(args, 8, variant), KGEN_OK)
+      << kgen::rt::lastError();
+  // Past 4 * 64 (dense heads) but short of the padded ones: rows overlap.
+  args[0].row_stride = 4 * 72 - 1;
+  EXPECT_EQ(k.selectVariant(args, 8, variant), KGEN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(kgen::rt::lastError(),
+              HasSubstr("row_stride 287 is smaller than its row length 288 "
+                        "(h*p): rows would overlap"));
+  // Heads closer than their length overlap.
+  args[0].row_stride = 0;
+  args[2].i = 63;
+  EXPECT_EQ(k.selectVariant(args, 8, variant), KGEN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(kgen::rt::lastError(),
+              HasSubstr("'q' (#0) has heads 63 elements apart (p) but 64 "
+                        "long: heads would overlap"));
+  args[1].i = int64_t(1) << 40;
+  args[2].i = int64_t(1) << 40;
+  EXPECT_EQ(k.selectVariant(args, 8, variant), KGEN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(kgen::rt::lastError(), HasSubstr("overflow int64"));
+}
+
 TEST(ArgsStrict, PacksTheAbi) {
   kgen::rt::Spec spec;
   std::string err;

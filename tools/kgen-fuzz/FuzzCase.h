@@ -47,6 +47,7 @@ enum class DimRole {
   Group,   ///< row programs sharing a tensor row (tokens_per_batch)
   Table,   ///< rows of a gathered table (max_pos)
   Bounded, ///< a dim with an upper bound (rope's rotary_pairs)
+  Pitch,   ///< elements between a heads() part's sub-rows (q_head_stride)
 };
 
 /// A dim the case draws besides the row length.

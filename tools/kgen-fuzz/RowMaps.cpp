@@ -25,16 +25,20 @@ bool add(int64_t a, int64_t b, int64_t &out) {
 }
 
 /// The elements of a row of `t` that a store writes (gpu::storedColumns,
-/// repeated over a row's sub-rows); empty when all are.
+/// repeated over a row's sub-rows, `pitch` apart); empty when all are.
 std::vector<char> storedElements(const Kernel &k, size_t t,
                                  const std::vector<int64_t> &dims,
-                                 int64_t rowLength) {
+                                 int64_t rowLength, int64_t pitch) {
   std::vector<char> cols = gpu::storedColumns(k, t, dims, rowLength);
-  if (std::all_of(cols.begin(), cols.end(), [](char c) { return c; }))
+  int64_t len = int64_t(cols.size());
+  if (!pitch)
+    pitch = len;
+  if (pitch == len &&
+      std::all_of(cols.begin(), cols.end(), [](char c) { return c; }))
     return {};
-  std::vector<char> row;
-  for (size_t j = 0; j < size_t(rowLength) / cols.size(); ++j)
-    row.insert(row.end(), cols.begin(), cols.end());
+  std::vector<char> row(size_t(rowLength), 0);
+  for (int64_t j = 0; j * pitch < rowLength; ++j)
+    std::copy(cols.begin(), cols.end(), row.begin() + j * pitch);
   return row;
 }
 
@@ -53,6 +57,8 @@ bool dimRoles(const Kernel &k, const std::string &mainDim, int64_t length,
     mark(td.map.group, DimRole::Group);
   for (const TensorDecl &td : k.tensors)
     mark(td.map.tableRows, DimRole::Table);
+  for (const TensorDecl &td : k.tensors)
+    mark(td.map.subPitch, DimRole::Pitch);
   out.clear();
   for (size_t d = 0; d < k.dims.size(); ++d) {
     if (k.dims[d] == mainDim)
@@ -125,6 +131,11 @@ bool shapeCase(const Kernel &k, const OpDef &op, const FuzzCase &c, Shape &s,
       p.elem = sizeInBytes(td.dtype);
       p.rowLength =
           td.layout == Layout::RowScalar ? 1 : td.rowLength.eval(s.dims);
+      // Padded heads: a row spans count * pitch.
+      if (td.map.subPitch != Len(0) &&
+          !mul(td.map.subCount.eval(s.dims), td.map.subPitch.eval(s.dims),
+               p.rowLength))
+        throw LenOverflow("pitch");
       p.inPlace = td.isInput && td.isWritten;
       if (td.layout != Layout::Vector && td.map.gather < 0)
         p.group = td.map.group.eval(s.dims);
@@ -154,7 +165,9 @@ bool shapeCase(const Kernel &k, const OpDef &op, const FuzzCase &c, Shape &s,
         p.stride = td.layout == Layout::Rows ? p.rowLength + c.pad : 1;
       }
       if (td.isWritten)
-        p.stored = storedElements(k, t, s.dims, p.rowLength);
+        p.stored = storedElements(
+            k, t, s.dims, p.rowLength,
+            td.map.subPitch != Len(0) ? td.map.subPitch.eval(s.dims) : 0);
     }
   } catch (const LenOverflow &) {
     err = "the case's dims overflow its lengths";
