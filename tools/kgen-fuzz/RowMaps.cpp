@@ -86,6 +86,14 @@ bool isGatherIndex(const Kernel &k, size_t t) {
   return false;
 }
 
+bool isHeadsGroup(const Kernel &k, const Len &group) {
+  return group != Len(1) && std::any_of(k.tensors.begin(), k.tensors.end(),
+                                        [&](const TensorDecl &td) {
+                                          return td.map.subLength != Len(0) &&
+                                                 td.map.group == group;
+                                        });
+}
+
 bool shapeCase(const Kernel &k, const OpDef &op, const FuzzCase &c, Shape &s,
                std::string &err) {
   s = Shape{};

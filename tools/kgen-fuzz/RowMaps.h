@@ -61,6 +61,10 @@ bool shapeCase(const Kernel &k, const OpDef &op, const FuzzCase &c, Shape &out,
 /// Whether tensor `t`'s values index a gathered table.
 bool isGatherIndex(const Kernel &k, size_t t);
 
+/// Whether `group` is a heads() view's, so rows of that group are shared by
+/// one token's heads (rope_hf's cos and sin).
+bool isHeadsGroup(const Kernel &k, const Len &group);
+
 /// Writes the index tensor `t`'s values into its slot `init`: one per row
 /// it holds, in [0, tableRows) as `c.positions` says.
 void drawPositions(const Kernel &k, const Shape &s, size_t t, const FuzzCase &c,

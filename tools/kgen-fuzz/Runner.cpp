@@ -209,11 +209,14 @@ Outcome Runner::run(const FuzzCase &c) {
       drawPositions(dsl, sh, t, c, rng, init);
     } else if (td.layout == Layout::Rows) {
       // Grouped and gathered rows (scale, a cos/sin cache) centre on 0. A
-      // gathered table holds looked-up constants (cos and sin), not
-      // activations: it is not scaled, so products with it stay finite.
+      // gathered table, or rows shared by a token's heads (rope_hf's cos
+      // and sin), holds constants, not activations: it is not scaled, so
+      // products with it stay finite.
       double at = td.map.isIdentity() ? centre : 0.0;
       FuzzCase drawn = c;
-      if (td.map.gather >= 0 && c.values == Values::Scaled)
+      bool shared =
+          td.map.subLength == Len(0) && isHeadsGroup(dsl, td.map.group);
+      if ((td.map.gather >= 0 || shared) && c.values == Values::Scaled)
         drawn.values = Values::Normal;
       int64_t n = std::min(kTileElems, p.rowsHeld * p.stride);
       std::vector<uint8_t> tile(size_t(std::max<int64_t>(n, 1) * p.elem));
