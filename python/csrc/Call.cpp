@@ -16,12 +16,15 @@ namespace kgen::torch_ext {
 
 namespace {
 /// The one stride of `t`'s dims before its last `rowDims` (dims of size 1
-/// ignored), `rowLen` when all are 1; -1 when they do not collapse.
+/// ignored), `rowLen` when all are 1; -1 when they do not collapse or repeat
+/// a row (a stride of 0, as expand() makes).
 int64_t leadingStride(const at::Tensor &t, int64_t rowDims, int64_t rowLen) {
   int64_t stride = 0, span = 1;
   for (int64_t d = t.dim() - rowDims - 1; d >= 0; --d) {
     if (t.size(d) == 1)
       continue;
+    if (t.stride(d) == 0)
+      return -1;
     if (stride == 0) {
       stride = t.stride(d);
     } else if (t.stride(d) != stride * span) {

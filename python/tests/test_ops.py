@@ -186,6 +186,20 @@ def test_rope_heads_padded_inside_a_row():
     _raises("heads that do not overlap", kgen.rope_neox, pos, overlap, None,
             cache)
     assert torch.equal(overlap, snapshot)
+    # One token's heads repeated (expand: a token stride of 0) would write
+    # past the storage: refused too.
+    one = torch.randn(1, 3, 64, generator=g)
+    _raises("one stride between tokens", kgen.rope_neox, pos,
+            one.expand(5, 3, 64), None, cache)
+
+
+def test_expanded_rows_are_copied_not_aliased():
+    """An input whose rows repeat one (expand: stride 0) is read as rows of
+    its own, copied first, never as contiguous rows past its storage."""
+    w = torch.randn(64)
+    row = torch.randn(1, 64)
+    got = kgen.rmsnorm(row.expand(4, 64), w)
+    assert torch.equal(got, kgen.rmsnorm(row.expand(4, 64).contiguous(), w))
 
 
 def test_rope_positions_from_indptr_and_offsets():
