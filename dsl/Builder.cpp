@@ -678,6 +678,13 @@ static Tensor declareHeads(BuilderState &s, std::shared_ptr<BuilderState> sp,
     // are constants, at launch otherwise.
     if (p.pitch != Len(0)) {
       checkAtLeastOne(s, p.pitch, "head pitch", loc, op);
+      // The spec and the runtime take N, a dim, or k * dim.
+      if (!p.pitch.isConstant() &&
+          (p.pitch.terms.size() != 1 || p.pitch.constant != 0))
+        s.fail(loc, op,
+               fmt::format("part '{}' has the head pitch {}; a pitch is a "
+                           "constant, a dim or a multiple of one",
+                           p.name, s.lenStr(p.pitch)));
       if (p.pitch.isConstant() && length.isConstant() &&
           p.pitch.constant < length.constant)
         s.fail(loc, op,

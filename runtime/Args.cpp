@@ -187,7 +187,6 @@ private:
                       std::to_string(elem) + " bytes for " +
                       dtypeName(p.dtype) + ")");
     int64_t rowLength;
-    std::string rowText = p.rowLength.text;
     if (!eval(p.rowLength, out, rowLength))
       return fail(KGEN_ERROR_INVALID_ARGUMENT, argName(i) + " row length " +
                                                    p.rowLength.text +
@@ -206,14 +205,13 @@ private:
                     argName(i) + " has heads " + std::to_string(pitch) +
                         " elements apart (" + p.headPitch.text + ") but " +
                         std::to_string(length) + " long: heads would overlap");
-      rowText = p.headCount.text + "*" + p.headPitch.text;
     }
     int64_t stride = a.row_stride > 0 ? a.row_stride : rowLength;
     if (stride < rowLength)
       return fail(KGEN_ERROR_INVALID_ARGUMENT,
                   argName(i) + " row_stride " + std::to_string(stride) +
                       " is smaller than its row length " +
-                      std::to_string(rowLength) + " (" + rowText +
+                      std::to_string(rowLength) + " (" + p.span +
                       "): rows would overlap");
     if (stride > INT64_MAX / elem)
       return fail(KGEN_ERROR_INVALID_ARGUMENT, argName(i) + " row_stride " +

@@ -520,8 +520,9 @@ kgen_status kgen_kernel_get_param(const kgen_kernel *kernel, size_t index,
             p.dtype,
             tensor && p.access == Param::Access::Vector,
             tensor && p.writes,
-            tensor && p.rowLength.dimParam < 0 ? p.rowLength.scale : 0,
-            tensor ? p.rowLength.text.c_str() : ""};
+            tensor && !p.padded && p.rowLength.dimParam < 0 ? p.rowLength.scale
+                                                            : 0,
+            tensor ? p.span.c_str() : ""};
     return ok();
   });
 }

@@ -214,11 +214,13 @@ public:
       return r.fail("", "kgen_spec version 1 is no longer read (this runtime "
                         "reads 2, whose abi entries are typed objects): "
                         "re-emit it with this kgen");
-    if (version != 2)
+    // Version 3 adds heads padded inside a row (sub_rows.pitch), which a
+    // runtime must check: older ones refuse it rather than ignore it.
+    if (version != 2 && version != 3)
       return r.fail("", "unsupported kgen_spec version " +
                             std::to_string(version) +
-                            " (this runtime reads 2)");
-    spec.version = 2;
+                            " (this runtime reads 2 and 3)");
+    spec.version = int(version);
     if (!r.getString(root, "", "op", spec.op) ||
         !r.getString(root, "", "dtype", spec.dtype) ||
         !r.getString(root, "", "arch", spec.arch) ||
@@ -291,6 +293,8 @@ private:
                           p.rowLength) ||
           !parsePadding(params->array[i], path, p))
         return false;
+      if (!p.padded)
+        p.span = p.rowLength.text;
     }
     return true;
   }
@@ -308,13 +312,19 @@ private:
     if (!pitch)
       return true;
     std::string at = path + ".row_map.sub_rows";
+    if (spec.version < 3)
+      return r.fail(at, "'pitch' needs kgen_spec 3 (this spec says " +
+                            std::to_string(spec.version) + ")");
     const Value *count = r.member(*sub, at, "count", /*required=*/true);
     const Value *length = r.member(*sub, at, "length", /*required=*/true);
     p.padded = true;
-    return count && length &&
-           parseRowLength(*count, at, p.headCount, "count") &&
-           parseRowLength(*length, at, p.headLength, "length") &&
-           parseRowLength(*pitch, at, p.headPitch, "pitch");
+    if (!count || !length ||
+        !parseRowLength(*count, at, p.headCount, "count") ||
+        !parseRowLength(*length, at, p.headLength, "length") ||
+        !parseRowLength(*pitch, at, p.headPitch, "pitch"))
+      return false;
+    p.span = p.headCount.text + "*" + p.headPitch.text;
+    return true;
   }
 
   bool parseDomain(const Value &root) {

@@ -1,4 +1,4 @@
-//===- Spec.h - The kernel spec (JSON, version 2) ---------------*- C++ -*-===//
+//===- Spec.h - The kernel spec (JSON, versions 2 and 3) --------*- C++ -*-===//
 //
 // What the runtime knows about a compiled kernel: its logical parameters, and
 // the variants (PTX entries) to try in order with their requirements and
@@ -49,10 +49,12 @@ struct Param {
   // Tensors only.
   Access access = Access::Rows;
   RowLength rowLength;
-  /// Padded heads (row_map.sub_rows.pitch): `headCount` heads of
-  /// `headLength` elements, `headPitch` apart. A row spans count * pitch.
+  /// Padded heads (row_map.sub_rows.pitch, kgen_spec 3): `headCount` heads
+  /// of `headLength` elements, `headPitch` apart. A row spans count * pitch,
+  /// `span` ("q_heads*q_head_stride"); else `span` is the row length's text.
   bool padded = false;
   RowLength headCount, headLength, headPitch;
+  std::string span;
   bool writes = false;
   // Dims only: the largest value a launch may pass (the kernel relies on it).
   int64_t maxDim = INT64_MAX;

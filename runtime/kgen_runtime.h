@@ -70,7 +70,8 @@ typedef enum { KGEN_ARG_TENSOR, KGEN_ARG_SCALAR, KGEN_ARG_DIM } kgen_arg_kind;
 
 /* One argument per spec parameter, in the spec's order.
  *  tensor: dtype, ptr (device address), row_stride in elements (<= 0 means
- *          the parameter's row length, i.e. contiguous rows).
+ *          the parameter's row length, i.e. contiguous rows; heads padded
+ *          inside a row: count * pitch, kgen_param_info's row_length_expr).
  *  scalar: dtype; f for an f32 scalar, i for an i32/i64 scalar.
  *  dim:    i (must be > 0); dtype is ignored. */
 typedef struct {

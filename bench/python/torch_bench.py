@@ -828,7 +828,7 @@ def _rope_op(fn, make, rotary=False, key=True, pad=0):
         return ROPE_HEADS[0] + (ROPE_HEADS[1] if key else 0)
 
     def dims(T, h, b):
-        # Heads of the fused qkv row are dense: head_dim apart.
+        # Heads of the fused qkv row lie head_dim (+ pad) apart.
         d = {"q_heads": ROPE_HEADS[0], "q_head_stride": h + pad,
              "max_pos": ROPE_MAX_POS}
         if key:

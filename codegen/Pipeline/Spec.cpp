@@ -77,8 +77,9 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
                    {"access", accessName(t.layout)},
                    {"row_length", lenJson(t.rowLength)},
                    {"writes", t.isWritten}};
-    // Which row each row program sees (informative: the kernel computes the
-    // addresses; callers need it to size the tensors and `rows`).
+    // Which row each row program sees: the kernel computes the addresses;
+    // callers need it to size the tensors and `rows`, and the runtime checks
+    // padded heads by it (sub_rows.pitch).
     const RowMap &m = t.map;
     if (!m.isIdentity()) {
       json::Object map;
@@ -193,7 +194,11 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
     variant["launch"] = json::Object{{"rule", launchRuleName(variant)}};
     variants.push_back(std::move(variant));
   }
-  json::Object spec{{"kgen_spec", 2},
+  // Version 3: a part's heads padded inside a row (sub_rows.pitch), which
+  // older runtimes would not check; every other spec stays version 2.
+  bool padded = llvm::any_of(
+      k.tensors, [](const TensorDecl &t) { return t.map.subPitch != Len(0); });
+  json::Object spec{{"kgen_spec", padded ? 3 : 2},
                     {"op", info.op},
                     {"dtype", info.dtype},
                     {"arch", opts.arch},

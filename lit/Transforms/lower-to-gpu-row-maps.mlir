@@ -53,13 +53,16 @@ kgen.kernel @row_maps(%q: !kgen.rows<f32> {kgen.name = "q", kgen.align = 16 : i6
 // Heads padded inside a row: head h of a part starts (h - first) * pitch
 // elements into its token's row, the part's own pitch argument.
 // CHECK-LABEL: gpu.func @padded_heads(
-// CHECK: %[[TOK:.+]] = arith.divui %{{.+}}, %[[G:.+]] : i64
-// CHECK: %[[HEAD:.+]] = arith.remui %{{.+}}, %[[G]] : i64
+// CHECK-SAME: "dim:hq", "dim:pq", "dim:hk", "dim:pk", "rows"
+// CHECK: %[[PQX:.+]] = arith.index_cast %arg5 : i64 to index
+// CHECK: %[[PKX:.+]] = arith.index_cast %arg7 : i64 to index
+// CHECK: %[[HEAD:.+]] = arith.remui %{{.+}}, %{{.+}} : i64
+// CHECK: %[[PK:.+]] = arith.index_cast %[[PKX]] : index to i64
 // CHECK: %[[KH:.+]] = arith.subi %[[HEAD]], %{{.+}} : i64
-// CHECK: arith.muli %[[KH]], %[[PK:.+]] : i64
-// CHECK: %[[QH:.+]] = arith.subi %[[HEAD]], %{{.+}} : i64
-// CHECK: arith.muli %[[QH]], %[[PQ:.+]] : i64
-// CHECK-NOT: arith.muli %[[QH]], %[[PK]]
+// CHECK-NEXT: arith.muli %[[KH]], %[[PK]] : i64
+// CHECK: %[[PQ:.+]] = arith.index_cast %[[PQX]] : index to i64
+// CHECK-NEXT: %[[QH:.+]] = arith.subi %[[HEAD]], %{{.+}} : i64
+// CHECK-NEXT: arith.muli %[[QH]], %[[PQ]] : i64
 kgen.kernel @padded_heads(%q: !kgen.rows<f32> {kgen.name = "q", kgen.align = 16 : i64},
                           %k: !kgen.rows<f32> {kgen.name = "k", kgen.align = 16 : i64},
                           %hq: index {kgen.name = "hq"},

@@ -318,6 +318,9 @@ TEST(BuilderError, HeadsCloserThanTheirLength) {
   expectUserError(c, line, "part 'q' has heads 3 elements apart but 4 long; they would overlap");
   c = catchUserError([&] { line = __LINE__; (void)b.heads({{"k", 2, -1}}, DType::BF16, 4); });
   expectUserError(c, line, "the head pitch -1 may be below 1");
+  Len d = b.dim("d");
+  c = catchUserError([&] { line = __LINE__; (void)b.heads({{"v", 2, d + 64}}, DType::BF16, 4); });
+  expectUserError(c, line, "part 'v' has the head pitch d+64; a pitch is a constant, a dim or a multiple of one");
 }
 
 TEST(BuilderError, HeadsRowLengthThatWouldWrap) {

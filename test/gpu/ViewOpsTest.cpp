@@ -179,8 +179,8 @@ int64_t pad16(DType dt) { return std::max<int64_t>(1, 16 / sizeInBytes(dt)); }
 /// k (and q_out, k_out) in buffers of their own; otherwise q and k are views
 /// of vLLM's fused qkv row (v stays poison: never read), q_out and k_out of
 /// one output row with 16 bytes of padding. Strided in-place heads are also
-/// padded by 16 bytes each (the head stride dims). `pairs` sets rotary_pairs
-/// for the kernels that take it (rope_*_rotary).
+/// padded, q's by 16 bytes and k's by 32 (each part its own head stride).
+/// `pairs` sets rotary_pairs for the kernels that take it (rope_*_rotary).
 Case ropeCase(const Kernel &k, bool hf, int64_t T, int64_t hq, int64_t hk,
               Lay lay, const std::vector<int64_t> &pos, Rng &rng,
               int64_t pairs = 0) {
@@ -192,15 +192,16 @@ Case ropeCase(const Kernel &k, bool hf, int64_t T, int64_t hq, int64_t hk,
   // stays poison and must stay so.
   bool key = std::any_of(k.tensors.begin(), k.tensors.end(),
                          [](const TensorDecl &t) { return t.name == "k"; });
-  // Elements between heads of the in-place q and k.
-  int64_t P = !hf && lay == Lay::Strided ? D + pad16(dt) : D;
+  // Elements between heads of the in-place q and k (and v).
+  bool padded = !hf && lay == Lay::Strided;
+  int64_t Pq = padded ? D + pad16(dt) : D, Pk = padded ? D + 2 * pad16(dt) : D;
   c.dims = {{"q_heads", hq}};
   if (key)
     c.dims["k_heads"] = hk;
   if (!hf) {
-    c.dims["q_head_stride"] = P;
+    c.dims["q_head_stride"] = Pq;
     if (key)
-      c.dims["k_head_stride"] = P;
+      c.dims["k_head_stride"] = Pk;
   }
   c.rows = T * (hq + (key ? hk : 0));
   for (const char *suffix : {"", "_out"}) {
@@ -213,11 +214,11 @@ Case ropeCase(const Kernel &k, bool hf, int64_t T, int64_t hq, int64_t hk,
         place(k, c, k2, -1, 0, T, hk * D, hk * D, false, rng);
       continue;
     }
-    int64_t w = *suffix ? (hq + hk) * D + pad16(dt) : (hq + 2 * hk) * P;
+    int64_t w = *suffix ? (hq + hk) * D + pad16(dt) : hq * Pq + 2 * hk * Pk;
     int b = addBuf(c, *suffix ? "qk_out" : "qkv", dt, off + T * w);
-    place(k, c, q, b, off, T, hq * P, w, true, rng);
+    place(k, c, q, b, off, T, hq * Pq, w, true, rng);
     if (key)
-      place(k, c, k2, b, off + hq * P, T, hk * P, w, true, rng);
+      place(k, c, k2, b, off + hq * Pq, T, hk * Pk, w, true, rng);
   }
   if (hf) {
     for (const char *n : {"cos", "sin"})

@@ -297,7 +297,7 @@ TEST(ArgsStrict, NoVariantFits) {
 /// Heads padded inside a row (rope's q): 64-element heads `p` apart, `h` a
 /// row, so a row spans h * p elements.
 const char *const PaddedSpec = R"({
-  "kgen_spec": 2, "op": "rot", "dtype": "f32", "arch": "sm_90", "hash": "1",
+  "kgen_spec": 3, "op": "rot", "dtype": "f32", "arch": "sm_90", "hash": "1",
   "dims": {},
   "params": [
     {"name": "q", "kind": "tensor", "dtype": "f32", "access": "rows",
@@ -323,9 +323,20 @@ TEST(ArgsPadded, HeadsMustNotOverlap) {
   kgen_arg args[] = {kgen::rt::tensorArg(addr(0x1000), KGEN_F32),
                      kgen::rt::dimArg(4), kgen::rt::dimArg(72)};
   size_t variant;
-  // Contiguous rows span 4 * 72; a stride of exactly that fits.
+  // Contiguous rows span 4 * 72 (the stride passed for row_stride 0); a
+  // stride of exactly that fits.
   EXPECT_EQ(k.selectVariant(args, 8, variant), KGEN_OK)
       << kgen::rt::lastError();
+  kgen::rt::Spec spec;
+  std::string err;
+  ASSERT_TRUE(kgen::rt::parseSpec(PaddedSpec, spec, err)) << err;
+  kgen::rt::BoundArgs bound;
+  ASSERT_EQ(kgen::rt::bindArgs(spec, args, 3, 8, bound, err), KGEN_OK) << err;
+  EXPECT_EQ(bound.stride[0], 4 * 72);
+  kgen_param_info info{};
+  ASSERT_EQ(k.param(0, info), KGEN_OK);
+  EXPECT_EQ(info.row_length, 0);
+  EXPECT_STREQ(info.row_length_expr, "h*p");
   args[0].row_stride = 4 * 72;
   EXPECT_EQ(k.selectVariant(args, 8, variant), KGEN_OK)
       << kgen::rt::lastError();
@@ -346,6 +357,13 @@ TEST(ArgsPadded, HeadsMustNotOverlap) {
   args[2].i = int64_t(1) << 40;
   EXPECT_EQ(k.selectVariant(args, 8, variant), KGEN_ERROR_INVALID_ARGUMENT);
   EXPECT_THAT(kgen::rt::lastError(), HasSubstr("overflow int64"));
+  // A version 2 spec cannot ask for the check: older runtimes skip it.
+  kgen::rt::Kernel old;
+  EXPECT_EQ(old.create(
+                ".visible .entry rot() { ret; }",
+                replaced(PaddedSpec, R"("kgen_spec": 3)", R"("kgen_spec": 2)")),
+            KGEN_ERROR_INVALID_SPEC);
+  EXPECT_THAT(kgen::rt::lastError(), HasSubstr("'pitch' needs kgen_spec 3"));
 }
 
 TEST(ArgsStrict, PacksTheAbi) {
