@@ -871,12 +871,11 @@ def _rope_hf_make(T, h, b, copies, gen, dev):
         x = {n: torch.randn((T, w), generator=gen, device=dev,
                             dtype=torch.bfloat16)
              for n, w in (("q", hq * h), ("k", hk * h))}
-        pos = torch.randint(0, ROPE_MAX_POS, (T, 1), generator=gen,
-                            device=dev).float()
-        inv = 1.0 / (10000.0 ** (torch.arange(0, h, 2, device=dev).float()
-                                 / h))
-        emb = torch.cat([pos * inv] * 2, -1)
-        x.update(cos=emb.cos().bfloat16(), sin=emb.sin().bfloat16(),
+        # HF's cos and sin: each half of vLLM's cache row, twice.
+        pos = torch.randint(0, ROPE_MAX_POS, (T,), generator=gen, device=dev)
+        cos, sin = rope_cache(ROPE_MAX_POS, h, dev)[pos].chunk(2, -1)
+        x.update(cos=torch.cat([cos] * 2, -1).bfloat16(),
+                 sin=torch.cat([sin] * 2, -1).bfloat16(),
                  q_out=torch.empty_like(x["q"]),
                  k_out=torch.empty_like(x["k"]))
         sets.append(x)
