@@ -724,6 +724,47 @@ Tensor Builder::outputHeads(const std::vector<HeadsPart> &parts, DType dtype,
   return declareHeads(*state, state, parts, dtype, length, false, loc);
 }
 
+Tensor Builder::partVectors(const Tensor &heads,
+                            const std::vector<std::string> &names, DType dtype,
+                            std::source_location loc) {
+  BuilderState &s = *state;
+  std::string op = "partVectors()";
+  s.checkUsable(loc, op);
+  if (heads.state != state)
+    s.fail(loc, op, "the heads tensor is empty or belongs to another kernel");
+  const TensorDecl &h = s.k.tensors[heads.index];
+  if (h.layout != Layout::Rows || h.map.subLength == Len(0) ||
+      h.map.head != heads.index)
+    s.fail(loc, op,
+           fmt::format("'{}' is not a heads() view (the first part of one)",
+                       h.name));
+  std::vector<int> parts;
+  for (int t = heads.index; t >= 0; t = s.k.tensors[t].map.next)
+    parts.push_back(t);
+  if (names.size() != parts.size())
+    s.fail(loc, op,
+           fmt::format("'{}' has {} parts but {} names were given; give one "
+                       "vector name per part",
+                       h.name, parts.size(), names.size()));
+  int head = (int)s.k.tensors.size();
+  try {
+    for (size_t i = 0; i < parts.size(); ++i) {
+      RowMap map = s.k.tensors[parts[i]].map;
+      map.subPitch = 0;
+      map.head = head;
+      map.next = i + 1 < parts.size() ? head + (int)i + 1 : -1;
+      declare(s, state, names[i], dtype, map.subLength, Layout::Vector, true,
+              loc, fmt::format("{} vector '{}'", op, names[i]), map);
+    }
+  } catch (...) { // all or nothing, as heads()
+    for (size_t t = head; t < s.k.tensors.size(); ++t)
+      s.names.erase(s.k.tensors[t].name);
+    s.k.tensors.resize(head);
+    throw;
+  }
+  return Tensor(state, head);
+}
+
 Tensor Builder::output(const std::string &name, DType dtype, Len rowLength,
                        std::source_location loc) {
   return declare(*state, state, name, dtype, rowLength, Layout::Rows, false,
@@ -815,10 +856,11 @@ void Builder::storeSlice(const Tensor &dst, Len start, int64_t stride,
   const Node &n = s.node(id);
   if (t.layout != Layout::Rows)
     s.fail(loc, op,
-           fmt::format("only [rows, n] tensors take row stores; '{}' is {}",
-                       t.name,
-                       t.layout == Layout::Vector ? "shared by all rows"
-                                                  : "a per-row tensor"));
+           fmt::format(
+               "only [rows, n] tensors take row stores; '{}' is {}", t.name,
+               t.layout == Layout::RowScalar ? "a per-row tensor"
+               : t.map.subLength != Len(0)   ? "one vector per heads() part"
+                                             : "shared by all rows"));
   if (t.map.gather >= 0 || (t.map.group != Len(1) && t.map.subLength == Len(0)))
     s.fail(loc, op,
            fmt::format("a row of '{}' is seen by several row programs ({}); "

@@ -149,6 +149,13 @@ public:
   /// rows = T * sum(count_i). Reads and in-place stores go to the right part.
   Tensor heads(const std::vector<HeadsPart> &parts, DType dtype, Len length,
                std::source_location loc = std::source_location::current());
+  /// One [length] vector per part of the heads() view `heads`, where length
+  /// is the view's sub-row length: row programs of part i read `names[i]`
+  /// (QK-norm's separate q and k weights).
+  Tensor
+  partVectors(const Tensor &heads, const std::vector<std::string> &names,
+              DType dtype,
+              std::source_location loc = std::source_location::current());
   /// heads() for new outputs, written with storeSlice().
   Tensor
   outputHeads(const std::vector<HeadsPart> &parts, DType dtype, Len length,

@@ -43,6 +43,8 @@ enum class Layout : uint8_t {
 ///    subPitch > 0 spaces a tensor's sub-rows subPitch elements apart (heads
 ///    padded inside a row): the row stride must then be >= subCount *
 ///    subPitch, and subPitch >= subLength. 0: they are subLength apart.
+///    A Vector tensor with sub-rows is one vector per part (partVectors()):
+///    program p reads the vector of the part holding sub-row p % G.
 ///  - gather >= 0: the tensor row is the value, for program p, of that
 ///    integer RowScalar input (an index into a table such as a cos/sin
 ///    cache). An index outside [0, tableRows) reads a row of NaN and never
@@ -72,7 +74,7 @@ struct TensorDecl {
   bool isRead = false;
   bool isWritten = false;
   SourceLoc loc;
-  RowMap map = {}; ///< Rows and RowScalar tensors only.
+  RowMap map = {}; ///< Vector tensors: sub-rows only (partVectors()).
 };
 
 struct ParamDecl {

@@ -364,6 +364,7 @@ Plan check(const Kernel &k, const Bindings &b) {
       return i >= -1 && i < (int)k.tensors.size();
     };
     if (!validTensor(m.next) || !validTensor(m.gather) ||
+        (m.next >= 0 && k.tensors[m.next].layout != decl.layout) ||
         (m.gather >= 0 && (k.tensors[m.gather].layout != Layout::RowScalar ||
                            !isInt(k.tensors[m.gather].dtype))))
       bad(k, fmt::format("malformed kernel: {} has a row map naming a "
@@ -540,9 +541,12 @@ void interpret(const Kernel &k, const Bindings &b,
     if (e.subLength > 0) {
       for (int part = t; part >= 0; part = k.tensors[part].map.next) {
         const Map &pm = p.maps[part];
-        if (h >= pm.subFirst && h < pm.subFirst + pm.subCount)
-          return {part, q * p.rowStride[part] + (h - pm.subFirst) * pm.subPitch,
-                  true};
+        if (h < pm.subFirst || h >= pm.subFirst + pm.subCount)
+          continue;
+        if (k.tensors[part].layout == Layout::Vector) // partVectors()
+          return {part, 0, true};
+        return {part, q * p.rowStride[part] + (h - pm.subFirst) * pm.subPitch,
+                true};
       }
       bad(k, fmt::format("malformed kernel: no tensor of the heads view of "
                          "{} holds sub-row {}",
@@ -562,11 +566,9 @@ void interpret(const Kernel &k, const Bindings &b,
       case NodeKind::Load: {
         const TensorDecl &t = k.tensors[n.index];
         Place at{n.index, 0, true};
-        if (t.layout == Layout::Vector)
-          at.element = p.viewStart[i];
-        else
+        if (t.layout != Layout::Vector || p.maps[n.index].subLength > 0)
           at = place(n.index, r);
-        if (t.layout == Layout::Rows)
+        if (t.layout != Layout::RowScalar)
           at.element += p.viewStart[i];
         if (!at.valid) { // a gather index outside the table
           std::fill(out.begin(), out.end(),

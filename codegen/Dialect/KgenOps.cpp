@@ -177,11 +177,19 @@ LogicalResult HeadsOp::verify() {
     return emitOpError("has ")
            << getParts().size() << " parts but " << getPitches().size()
            << " pitches; give one pitch per part or none";
+  bool vectors = isa<ColumnVectorType>(getParts().front().getType());
+  if (vectors && !getPitches().empty())
+    return emitOpError("has pitches but its parts are vectors (each is one "
+                       "sub-row)");
   for (Value p : getParts()) {
-    if (p.getType() != getResult().getType())
+    Type expected = getResult().getType();
+    if (vectors)
+      expected =
+          ColumnVectorType::get(getContext(), getTensorElementType(expected));
+    if (p.getType() != expected)
       return emitOpError("part of type ")
-             << p.getType() << " differs from the result type "
-             << getResult().getType();
+             << p.getType() << " does not fit the result type "
+             << getResult().getType() << " (rows of rows, or of vectors)";
     if (!isKernelArgument(p))
       return emitOpError("parts must be kernel arguments (row maps do not "
                          "nest)");

@@ -140,16 +140,21 @@ def Kgen_HeadsOp : Kgen_Op<"heads", [Pure, AttrSizedOperandSegments]> {
     which lives in the part whose range of sub-rows holds h (q's heads, then
     k's): one row program per (token, head) over several tensors. Sub-row j
     of part i starts `pitches[i]` * j elements into the row (heads padded
-    inside a row); without pitches, `length` * j.
+    inside a row); without pitches, `length` * j. With `!kgen.vector` parts
+    (one vector of `length` per part, such as QK-norm's q and k weights),
+    row program r sees the vector of the part holding h.
 
     ```mlir
     %qk = kgen.heads [%q, %k] counts [%hq, %hk] length %d
         : !kgen.rows<bf16>, !kgen.rows<bf16> -> !kgen.rows<bf16>
     %qp = kgen.heads [%q] counts [%hq] pitches [%pq] length %d
         : !kgen.rows<bf16> -> !kgen.rows<bf16>
+    %w = kgen.heads [%wq, %wk] counts [%hq, %hk] length %d
+        : !kgen.vector<bf16>, !kgen.vector<bf16> -> !kgen.rows<bf16>
     ```
   }];
-  let arguments = (ins Variadic<Kgen_RowsType>:$parts,
+  let arguments = (ins Variadic<AnyTypeOf<[Kgen_RowsType,
+                                           Kgen_ColumnVectorType]>>:$parts,
                        Variadic<Index>:$counts, Variadic<Index>:$pitches,
                        Index:$length);
   let results = (outs Kgen_RowsType:$result);

@@ -268,7 +268,11 @@ Value Importer::source(int t) {
     }
     if (!padded)
       pitches.clear();
-    v = HeadsOp::create(b, loc, v.getType(), parts, counts, pitches,
+    // Part vectors: each row program sees its part's vector as its row.
+    Type result = v.getType();
+    if (auto cv = dyn_cast<ColumnVectorType>(result))
+      result = RowsType::get(b.getContext(), cv.getElementType());
+    v = HeadsOp::create(b, loc, result, parts, counts, pitches,
                         lenValue(m.subLength));
   } else if (m.group != dsl::Len(1)) {
     v = GroupOp::create(b, loc, v.getType(), v, lenValue(m.group));

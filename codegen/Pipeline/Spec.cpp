@@ -80,8 +80,9 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
     // Which row each row program sees: the kernel computes the addresses;
     // callers need it to size the tensors and `rows`, and the runtime checks
     // padded heads by it (sub_rows.pitch).
+    // A part vector (partVectors()) is a plain vector to its caller.
     const RowMap &m = t.map;
-    if (!m.isIdentity()) {
+    if (!m.isIdentity() && t.layout != Layout::Vector) {
       json::Object map;
       if (m.gather >= 0) {
         map["gather"] = k.tensors[m.gather].name;

@@ -172,12 +172,16 @@ void RowLowering::emitRowMaps() {
       Value ptr;
       for (int i = (int)firsts.size() - 1; i >= 0; --i) {
         Value part = h.getParts()[i];
-        Value step = h.getPitches().empty() ? length : i64(h.getPitches()[i]);
-        Value off = arith::AddIOp::create(
-            b, loc, arith::MulIOp::create(b, loc, token, pitch[part]),
-            arith::MulIOp::create(
-                b, loc, arith::SubIOp::create(b, loc, head, firsts[i]), step));
-        Value p = gep(rawPtr[part], off, elem);
+        Value p = base[part]; // a part vector: the same row for all
+        if (isa<RowsType>(part.getType())) {
+          Value step = h.getPitches().empty() ? length : i64(h.getPitches()[i]);
+          Value off = arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, token, pitch[part]),
+              arith::MulIOp::create(
+                  b, loc, arith::SubIOp::create(b, loc, head, firsts[i]),
+                  step));
+          p = gep(rawPtr[part], off, elem);
+        }
         ptr = !ptr
                   ? p
                   : (Value)arith::SelectOp::create(

@@ -74,7 +74,8 @@ tileRow(int64_t nvec, int64_t target, int64_t pow2Threads, int64_t minThreads) {
   };
   // Past nvec / c tiles every tile is one warp: no fewer waste.
   for (int64_t c = target; c >= 1; --c)
-    for (int64_t tiles = 1; tiles <= llvm::divideCeil(nvec, c); ++tiles) {
+    for (int64_t tiles = 1; tiles <= (int64_t)llvm::divideCeil(nvec, c);
+         ++tiles) {
       int64_t tpr = llvm::alignTo(llvm::divideCeil(nvec, tiles * c), 32);
       if (tpr > pow2Threads)
         continue;

@@ -540,9 +540,37 @@ kgen.kernel @heads_types(%q: !kgen.rows<f32> {kgen.name = "q"},
     attributes {dims = {}} {
   %c4 = arith.constant 4 : index
   kgen.domain %c4
-  // expected-error@+1 {{'kgen.heads' op part of type '!kgen.rows<bf16>' differs from the result type '!kgen.rows<f32>'}}
+  // expected-error@+1 {{'kgen.heads' op part of type '!kgen.rows<bf16>' does not fit the result type '!kgen.rows<f32>' (rows of rows, or of vectors)}}
   %v = kgen.heads [%q, %k] counts [%h, %h] length %c4
       : !kgen.rows<f32>, !kgen.rows<bf16> -> !kgen.rows<f32>
+  kgen.return
+}
+
+// -----
+
+kgen.kernel @heads_mixed(%q: !kgen.rows<f32> {kgen.name = "q"},
+                         %w: !kgen.vector<f32> {kgen.name = "w"},
+                         %h: index {kgen.name = "h"})
+    attributes {dims = {}} {
+  %c4 = arith.constant 4 : index
+  kgen.domain %c4
+  // expected-error@+1 {{'kgen.heads' op part of type '!kgen.vector<f32>' does not fit the result type '!kgen.rows<f32>' (rows of rows, or of vectors)}}
+  %v = kgen.heads [%q, %w] counts [%h, %h] length %c4
+      : !kgen.rows<f32>, !kgen.vector<f32> -> !kgen.rows<f32>
+  kgen.return
+}
+
+// -----
+
+kgen.kernel @heads_vector_pitches(%wq: !kgen.vector<f32> {kgen.name = "wq"},
+                                  %wk: !kgen.vector<f32> {kgen.name = "wk"},
+                                  %h: index {kgen.name = "h"})
+    attributes {dims = {}} {
+  %c4 = arith.constant 4 : index
+  kgen.domain %c4
+  // expected-error@+1 {{'kgen.heads' op has pitches but its parts are vectors (each is one sub-row)}}
+  %v = kgen.heads [%wq, %wk] counts [%h, %h] pitches [%h, %h] length %c4
+      : !kgen.vector<f32>, !kgen.vector<f32> -> !kgen.rows<f32>
   kgen.return
 }
 

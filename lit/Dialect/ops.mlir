@@ -137,3 +137,18 @@ kgen.kernel @row_maps(%q: !kgen.rows<bf16> {kgen.name = "q"},
       : !kgen.rows<bf16>, !kgen.rows<bf16> -> !kgen.rows<bf16>
   kgen.return
 }
+
+// Part vectors: a weight per part of a heads view (QK-norm's q and k).
+// CHECK-LABEL: kgen.kernel @part_vectors(
+// CHECK: kgen.heads[%{{.+}}, %{{.+}}] counts[%{{.+}}, %{{.+}}] length %{{.+}} : !kgen.vector<bf16>, !kgen.vector<bf16> -> <bf16>
+kgen.kernel @part_vectors(%wq: !kgen.vector<bf16> {kgen.name = "q_weight"},
+                          %wk: !kgen.vector<bf16> {kgen.name = "k_weight"},
+                          %hq: index {kgen.name = "hq"},
+                          %hk: index {kgen.name = "hk"})
+    attributes {dims = {}} {
+  %c4 = arith.constant 4 : index
+  kgen.domain %c4
+  %w = kgen.heads [%wq, %wk] counts [%hq, %hk] length %c4
+      : !kgen.vector<bf16>, !kgen.vector<bf16> -> !kgen.rows<bf16>
+  kgen.return
+}

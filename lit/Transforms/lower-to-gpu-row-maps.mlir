@@ -83,6 +83,42 @@ kgen.kernel @padded_heads(%q: !kgen.rows<f32> {kgen.name = "q", kgen.align = 16 
 
 // -----
 
+// Part vectors: the weight of a row program is its part's vector, picked
+// as its head is, with no token or head offset.
+// CHECK-LABEL: gpu.func @part_vectors(
+// CHECK-SAME: %[[WQ:arg[0-9]+]]: !llvm.ptr<1>, %[[WK:arg[0-9]+]]: !llvm.ptr<1>, %arg{{[0-9]+}}: i64
+// CHECK-SAME: kgen.abi = ["ptr:q", "ptr:k", "ptr:wq", "ptr:wk", "stride:q", "stride:k", "dim:hq", "dim:hk", "rows"]
+// CHECK: %[[HEAD:.+]] = arith.remui %{{.+}}, %{{.+}} : i64
+// CHECK: %[[ISQ:.+]] = arith.cmpi ult, %[[HEAD]], %{{.+}} : i64
+// CHECK: %[[QK:.+]] = arith.select %[[ISQ]], %{{.+}}, %{{.+}} : !llvm.ptr<1>
+// CHECK: %[[WHEAD:.+]] = arith.remui %{{.+}}, %{{.+}} : i64
+// CHECK-NOT: arith.muli
+// CHECK: %[[ISQW:.+]] = arith.cmpi ult, %[[WHEAD]], %{{.+}} : i64
+// CHECK-NEXT: %[[W:.+]] = arith.select %[[ISQW]], %[[WQ]], %[[WK]] : !llvm.ptr<1>
+// CHECK: llvm.load %{{.+}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+kgen.kernel @part_vectors(%q: !kgen.rows<f32> {kgen.name = "q", kgen.align = 16 : i64},
+                          %k: !kgen.rows<f32> {kgen.name = "k", kgen.align = 16 : i64},
+                          %wq: !kgen.vector<f32> {kgen.name = "wq", kgen.align = 16 : i64},
+                          %wk: !kgen.vector<f32> {kgen.name = "wk", kgen.align = 16 : i64},
+                          %hq: index {kgen.name = "hq"},
+                          %hk: index {kgen.name = "hk"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 1, rowsPerBlock = 32, chunks = 1, reread = false>} {
+  %c4 = arith.constant 4 : index
+  kgen.domain %c4
+  %c0 = arith.constant 0 : index
+  %qk = kgen.heads [%q, %k] counts [%hq, %hk] length %c4
+      : !kgen.rows<f32>, !kgen.rows<f32> -> !kgen.rows<f32>
+  %w = kgen.heads [%wq, %wk] counts [%hq, %hk] length %c4
+      : !kgen.vector<f32>, !kgen.vector<f32> -> !kgen.rows<f32>
+  %a = kgen.load %qk[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<4xf32>
+  %b = kgen.load %w[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<4xf32>
+  %o = arith.mulf %a, %b : tensor<4xf32>
+  kgen.store %o, %qk[%c0] {vector_width = 4 : i64} : tensor<4xf32>, !kgen.rows<f32>
+  kgen.return
+}
+
+// -----
+
 // A per-batch row (row / n) that only the stores read (adaln's scale): its
 // pointer and the division come after the held row's loads, which they
 // would otherwise delay. The row held for the reduction (x) is loaded first.

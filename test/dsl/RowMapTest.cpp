@@ -232,6 +232,47 @@ TEST(RowMapInterpreter, PaddedHeads) {
                   HasSubstr("has rowStride 11 but its rows have 12 elements")));
 }
 
+/// q's heads (2 per token) read q_weight and k's (1) read k_weight, at
+/// each element and with a slice.
+TEST(RowMapInterpreter, PartVectors) {
+  Builder b("qkw");
+  Len hq = b.dim("hq");
+  Tensor qk = b.heads({{"q", hq}, {"k", 1}}, DType::F32, 3);
+  Tensor w = b.partVectors(qk, {"wq", "wk"}, DType::F32);
+  b.storeSlice(qk, 0, 1, qk.slice(0, 2) * w.slice(1, 2));
+  Kernel k = b.build();
+
+  std::vector<float> q = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  std::vector<float> kk = {1, 2, 3, 4, 5, 6};
+  std::vector<float> wq = {100, 10, 20}, wk = {100, -1, -2};
+  Bindings bind;
+  bind.dims = {2};
+  bind.rows = 2 * 3;
+  bind.tensors = {host(q), host(kk), host(wq), host(wk)};
+  interpret(k, bind);
+  EXPECT_EQ(q, (std::vector<float>{10, 40, 3, 40, 100, 6, 70, 160, 9, 100,
+                                   220, 12}));
+  EXPECT_EQ(kk, (std::vector<float>{-1, -4, 3, -4, -10, 6}));
+}
+
+TEST(RowMapBuilder, PartVectorsNeedAHeadsViewAndANamePerPart) {
+  Builder b("qkw");
+  Tensor x = b.input("x", DType::F32, 4);
+  int line = __LINE__ + 1;
+  std::string e = userError([&] { b.partVectors(x, {"w"}, DType::F32); });
+  EXPECT_THAT(e, StartsWith(at(line)));
+  EXPECT_THAT(e, HasSubstr("'x' is not a heads() view (the first part"));
+  Tensor qk = b.heads({{"q", b.dim("hq")}, {"k", 1}}, DType::F32, 3);
+  EXPECT_THAT(userError([&] { b.partVectors(qk, {"w"}, DType::F32); }),
+              HasSubstr("'q' has 2 parts but 1 names were given"));
+  EXPECT_THAT(userError([&] { b.partVectors(qk, {"w", "x"}, DType::F32); }),
+              HasSubstr("'x'"));
+  // Refused calls declared nothing: the names are free.
+  Tensor w = b.partVectors(qk, {"w", "wk"}, DType::F32);
+  EXPECT_THAT(userError([&] { b.store(w, qk); }),
+              HasSubstr("'w' is one vector per heads() part"));
+}
+
 TEST(RowMapInterpreter, NegativeIndicesReadNaN) {
   Builder b("g");
   Tensor pos = b.perRow("pos", DType::I32);

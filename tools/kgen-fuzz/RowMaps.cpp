@@ -185,7 +185,8 @@ bool shapeCase(const Kernel &k, const OpDef &op, const FuzzCase &c, Shape &s,
   // of all parts back to back, then the padding.
   for (size_t t = 0; t < nt; ++t) {
     const RowMap &m = k.tensors[t].map;
-    bool part = c.fused && m.subLength != Len(0) && m.head >= 0;
+    bool part = c.fused && m.subLength != Len(0) && m.head >= 0 &&
+                k.tensors[t].layout != Layout::Vector;
     if (part && m.head != int(t))
       continue; // placed with its head
     int slot = int(s.slotSize.size());
