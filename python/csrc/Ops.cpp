@@ -537,6 +537,19 @@ ropeHeads(const char *op, const Tensor &q, const Tensor &k) {
   return {leadingRows(q, 2), q.size(-2), k.size(-2), d};
 }
 
+/// On the host a gather past the cache is checked here; on the GPU it is
+/// not (that would read the positions back and synchronize).
+void checkPositionRange(const char *op, const Tensor &positions,
+                        int64_t cacheRows) {
+  if (!positions.is_cpu() || !positions.numel())
+    return;
+  auto [lo, hi] = at::aminmax(positions);
+  TORCH_CHECK(lo.item<int64_t>() >= 0 && hi.item<int64_t>() < cacheRows,
+              "kgen::", op, ": positions must lie in [0, ", cacheRows,
+              "), the rows of 'cos_sin_cache'; they span [", lo.item<int64_t>(),
+              ", ", hi.item<int64_t>(), "]");
+}
+
 /// The kernels of a rope op: with k; q alone (vLLM's key None); and both
 /// with the cache in q's 16-bit dtype. nullptr: the op has no such form.
 struct RopeForms {
@@ -582,15 +595,7 @@ void rope(const RopeForms &f, bool partial, const Tensor &positions,
                        : "",
               ", not ", cache.sizes());
   const bool rotary = cache.size(1) != rot;
-  // On the host a gather past the cache is checked here; on the GPU it is
-  // not (that would read the positions back and synchronize).
-  if (positions.is_cpu() && positions.numel()) {
-    auto [lo, hi] = at::aminmax(positions);
-    TORCH_CHECK(lo.item<int64_t>() >= 0 && hi.item<int64_t>() < cache.size(0),
-                "kgen::", op, ": positions must lie in [0, ", cache.size(0),
-                "), the rows of 'cos_sin_cache'; they span [",
-                lo.item<int64_t>(), ", ", hi.item<int64_t>(), "]");
-  }
+  checkPositionRange(op, positions, cache.size(0));
   const char *kernel =
       key ? (rotary ? (cache16 ? f.rotaryCache16 : f.rotary)
                     : (cache16 ? f.cache16 : op))
@@ -609,6 +614,65 @@ void rope(const RopeForms &f, bool partial, const Tensor &positions,
   if (rotary)
     call.dim("rotary_pairs", cache.size(1) / 2);
   call.run(tokens * (hq + (key ? hk : 0)));
+}
+
+/// q_weight and k_weight: [D] in q's dtype each.
+void checkQKWeights(const char *op, const Tensor &q, int64_t d,
+                    const Tensor &qw, const Tensor &kw) {
+  for (const auto &[name, w] :
+       {std::pair{"q_weight", &qw}, std::pair{"k_weight", &kw}}) {
+    checkDtype(op, *w, name, q.scalar_type());
+    checkShape(op, *w, name, {d});
+  }
+}
+
+/// Qwen3's q_norm and k_norm in one launch, in place on q [..., Hq, D] and
+/// k [..., Hk, D] (heads may be padded inside a token's row).
+void qkRmsnorm(const Tensor &q, const Tensor &k, const Tensor &qw,
+               const Tensor &kw, double eps) {
+  const char *op = "qk_rmsnorm";
+  auto [tokens, hq, hk, d] = ropeHeads(op, q, k);
+  checkQKWeights(op, q, d, qw, kw);
+  Call call(op, q.scalar_type(), d, /*fixedLength=*/true);
+  call.heads("q", q, "q_head_stride");
+  call.heads("k", k, "k_head_stride");
+  call.whole("q_weight", qw)
+      .whole("k_weight", kw)
+      .dim("q_heads", hq)
+      .dim("k_heads", hk)
+      .scalar("eps", eps)
+      .run(tokens * (hq + hk));
+}
+
+/// vLLM's fused_qk_norm_rope on q and k (v is left alone): qk_rmsnorm, then
+/// rope by cos_sin_cache [max_pos, D] in q's dtype at int64 positions.
+void qkNormRope(const Tensor &positions, const Tensor &q, const Tensor &k,
+                const Tensor &qw, const Tensor &kw, const Tensor &cache,
+                double eps, const char *op) {
+  auto [tokens, hq, hk, d] = ropeHeads(op, q, k);
+  checkQKWeights(op, q, d, qw, kw);
+  checkDtype(op, positions, "positions", at::kLong);
+  TORCH_CHECK(positions.numel() == tokens, "kgen::", op, ": 'positions' has ",
+              positions.numel(), " entries for ", tokens, " tokens");
+  checkDtype(op, cache, "cos_sin_cache", q.scalar_type());
+  TORCH_CHECK(cache.dim() == 2 && cache.size(1) == d, "kgen::", op,
+              ": 'cos_sin_cache' must be [max_pos, ", d,
+              "] (the whole head "
+              "rotates), not ",
+              cache.sizes());
+  checkPositionRange(op, positions, cache.size(0));
+  Call call(op, q.scalar_type(), d, /*fixedLength=*/true);
+  call.heads("q", q, "q_head_stride");
+  call.heads("k", k, "k_head_stride");
+  call.whole("q_weight", qw)
+      .whole("k_weight", kw)
+      .whole("positions", positions.contiguous())
+      .rows("cos_sin_cache", asRows(cache))
+      .dim("q_heads", hq)
+      .dim("k_heads", hk)
+      .dim("max_pos", cache.size(0))
+      .scalar("eps", eps)
+      .run(tokens * (hq + hk));
 }
 
 /// Hugging Face's apply_rotary_pos_emb, token-major: q [..., Hq, D],
@@ -722,6 +786,22 @@ void impls(torch::Library &m) {
            rope({"rope_gptj_partial"}, true, p, q, k, c);
          }));
   m.impl("rope_hf", &ropeHf);
+  m.impl("qk_rmsnorm", &qkRmsnorm);
+  using QKNormRopeFn =
+      void (*)(const Tensor &, const Tensor &, const Tensor &, const Tensor &,
+               const Tensor &, const Tensor &, double);
+  m.impl("qk_norm_rope_neox",
+         QKNormRopeFn([](const Tensor &p, const Tensor &q, const Tensor &k,
+                         const Tensor &qw, const Tensor &kw, const Tensor &c,
+                         double eps) {
+           qkNormRope(p, q, k, qw, kw, c, eps, "qk_norm_rope_neox");
+         }));
+  m.impl("qk_norm_rope_gptj",
+         QKNormRopeFn([](const Tensor &p, const Tensor &q, const Tensor &k,
+                         const Tensor &qw, const Tensor &kw, const Tensor &c,
+                         double eps) {
+           qkNormRope(p, q, k, qw, kw, c, eps, "qk_norm_rope_gptj");
+         }));
 }
 
 } // namespace
@@ -799,6 +879,14 @@ TORCH_LIBRARY(kgen, m) {
            "Tensor cos_sin_cache) -> ()",
            "rope_hf(Tensor q, Tensor k, Tensor cos, Tensor sin) "
            "-> (Tensor, Tensor)",
+           "qk_rmsnorm(Tensor(a!) q, Tensor(b!) k, Tensor q_weight, "
+           "Tensor k_weight, float eps=1e-6) -> ()",
+           "qk_norm_rope_neox(Tensor positions, Tensor(a!) q, Tensor(b!) k, "
+           "Tensor q_weight, Tensor k_weight, Tensor cos_sin_cache, "
+           "float eps=1e-6) -> ()",
+           "qk_norm_rope_gptj(Tensor positions, Tensor(a!) q, Tensor(b!) k, "
+           "Tensor q_weight, Tensor k_weight, Tensor cos_sin_cache, "
+           "float eps=1e-6) -> ()",
        })
     m.def(schema, tags);
   m.def("_tolerance(str dtype) -> float[]", &kgen::torch_ext::tolerance);

@@ -134,6 +134,20 @@ for _name in ("rope_neox", "rope_gptj", "rope_neox_partial",
     register_fake(f"kgen::{_name}")(_rope_inplace)
 
 
+@register_fake("kgen::qk_rmsnorm")
+def _qk_rmsnorm(q, k, q_weight, k_weight, eps=1e-6):
+    return None
+
+
+def _qk_norm_rope(positions, q, k, q_weight, k_weight, cos_sin_cache,
+                  eps=1e-6):
+    return None
+
+
+for _name in ("qk_norm_rope_neox", "qk_norm_rope_gptj"):
+    register_fake(f"kgen::{_name}")(_qk_norm_rope)
+
+
 @register_fake("kgen::rope_hf")
 def _rope_hf(q, k, cos, sin):
     return _like(q), _like(k)

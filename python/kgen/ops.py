@@ -26,7 +26,8 @@ __all__ = [
     "gelu_fast", "softmax", "silu_and_mul", "mul_and_silu", "gelu_and_mul",
     "gelu_tanh_and_mul", "fatrelu_and_mul", "swigluoai_and_mul",
     "silu_and_mul_quant", "rope_neox", "rope_gptj",
-    "rope_neox_partial", "rope_gptj_partial", "rope_hf",
+    "rope_neox_partial", "rope_gptj_partial", "rope_hf", "qk_rmsnorm",
+    "qk_norm_rope_neox", "qk_norm_rope_gptj",
 ]
 
 _ops = torch.ops.kgen
@@ -268,6 +269,30 @@ def rope_neox_partial(positions, q, k, cos_sin_cache):
 
 def rope_gptj_partial(positions, q, k, cos_sin_cache):
     _ops.rope_gptj_partial(positions, q, k, cos_sin_cache)
+
+
+def qk_rmsnorm(q, k, q_weight, k_weight, eps=1e-6):
+    """Qwen3's q_norm and k_norm in one launch, in place: LlamaRMSNorm of
+    each head of q [..., Hq, D] (scaled by q_weight [D]) and k [..., Hk, D]
+    (by k_weight). Heads may be views of one qkv buffer."""
+    _ops.qk_rmsnorm(q, k, q_weight, k_weight, eps)
+
+
+def qk_norm_rope_neox(positions, q, k, q_weight, k_weight, cos_sin_cache,
+                      eps=1e-6):
+    """vLLM's fused_qk_norm_rope (is_neox) on q and k, in place: qk_rmsnorm,
+    then rope over the whole head by cos_sin_cache [P, D] in q's dtype at
+    int64 positions, rounded as vLLM's unfused reference (RMSNorm, then
+    RotaryEmbedding.forward_native)."""
+    _ops.qk_norm_rope_neox(positions, q, k, q_weight, k_weight,
+                           cos_sin_cache, eps)
+
+
+def qk_norm_rope_gptj(positions, q, k, q_weight, k_weight, cos_sin_cache,
+                      eps=1e-6):
+    """qk_norm_rope_neox with GPT-J's interleaved pairs."""
+    _ops.qk_norm_rope_gptj(positions, q, k, q_weight, k_weight,
+                           cos_sin_cache, eps)
 
 
 def rope_hf(q, k, cos, sin):

@@ -169,6 +169,31 @@ def ref_rope_neox(positions, q, k, cache, gptj=False):
     return outs
 
 
+def ref_rope_native(positions, q, k, cache, gptj=False):
+    """vLLM's RotaryEmbedding.forward_native, whole heads: the cache in q's
+    dtype, each product and sum rounded to it."""
+    cs = cache[positions.flatten().long()][:, None, :]
+    cos, sin = cs.chunk(2, dim=-1)
+    outs = []
+    for x in (q, k):
+        if gptj:
+            a, b = x[..., 0::2], x[..., 1::2]
+        else:
+            a, b = x.chunk(2, dim=-1)
+        na, nb = a * cos - b * sin, b * cos + a * sin
+        outs.append(torch.stack((na, nb), -1).flatten(-2) if gptj
+                    else torch.cat((na, nb), -1))
+    return outs
+
+
+def ref_qk_rmsnorm(q, k, wq, wk, eps):
+    return ref_rmsnorm(q, wq, eps), ref_rmsnorm(k, wk, eps)
+
+
+def ref_qk_norm_rope(p, q, k, wq, wk, cache, eps, gptj=False):
+    return ref_rope_native(p, *ref_qk_rmsnorm(q, k, wq, wk, eps), cache, gptj)
+
+
 def randn(*shape, dtype=torch.float32, device="cpu", seed=0):
     g = torch.Generator().manual_seed(seed)
     return torch.randn(*shape, generator=g).to(dtype=dtype, device=device)
@@ -192,6 +217,8 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
     cos = randn(t, d, dtype=dtype, device=device, seed=10)
     sin = randn(t, d, dtype=dtype, device=device, seed=11)
     pos64 = torch.tensor([3, 0, 7, 7, 1], device=device)
+    wq = randn(d, dtype=dtype, device=device, seed=13)
+    wk = randn(d, dtype=dtype, device=device, seed=14)
     inv = 1.0 / (10000 ** (torch.arange(0, d, 2).float() / d))
     ang = torch.arange(16).float()[:, None] * inv[None, :]
     cache = torch.cat([ang.cos(), ang.sin()], -1).to(device)
@@ -280,6 +307,11 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
         ("rope_neox_partial", (pos64.int(), q.clone(), k.clone(), half), None),
         ("rope_gptj_partial", (pos64.int(), q.clone(), k.clone(), half), None),
         ("rope_hf", (q, k, cos, sin), ref_rope_hf),
+        ("qk_rmsnorm", (q.clone(), k.clone(), wq, wk, 1e-6), None),
+        ("qk_norm_rope_neox", (pos64, q.clone(), k.clone(), wq, wk,
+                               cache.to(dtype), 1e-6), None),
+        ("qk_norm_rope_gptj", (pos64, q.clone(), k.clone(), wq, wk,
+                               cache.to(dtype), 1e-6), None),
     ]
     if dtype != torch.float32:  # the norms' f32 weights by narrower rows
         w32, b32 = w.float() * 1.5, b.float() / 3
@@ -323,6 +355,9 @@ INPLACE = {
     "rope_neox_partial": lambda p, q, k, c: ref_rope_neox(p, q, k, c),
     "rope_gptj_partial": lambda p, q, k, c: ref_rope_neox(p, q, k, c,
                                                          gptj=True),
+    "qk_rmsnorm": ref_qk_rmsnorm,
+    "qk_norm_rope_neox": ref_qk_norm_rope,
+    "qk_norm_rope_gptj": lambda *a: ref_qk_norm_rope(*a, gptj=True),
 }
 MUTATED = {"fused_add_rmsnorm": (0, 1), "gemma_fused_add_rmsnorm": (0, 1),
            "fused_add_rmsnorm_flashinfer": (0, 1),
@@ -332,4 +367,5 @@ MUTATED = {"fused_add_rmsnorm": (0, 1), "gemma_fused_add_rmsnorm": (0, 1),
            "fused_add_rmsnorm_quant_int8_static": (1,),
            "fused_add_rmsnorm_quant_int8_dynamic": (1,), "rope_neox": (1, 2),
            "rope_gptj": (1, 2), "rope_neox_partial": (1, 2),
-           "rope_gptj_partial": (1, 2)}
+           "rope_gptj_partial": (1, 2), "qk_rmsnorm": (0, 1),
+           "qk_norm_rope_neox": (1, 2), "qk_norm_rope_gptj": (1, 2)}
