@@ -133,7 +133,7 @@ HIDDENS = [2048, 4096, 8192, 16384]
 # LLM sizes, DiT's adaLN.
 VIEW_OPS = ["rope_neox", "silu_and_mul", "gelu_tanh_and_mul", "adaln",
             "rope_gptj", "rope_neox_cache16", "rope_gptj_cache16",
-            "rope_neox_padded", "rope_hf"]
+            "rope_neox_padded", "rope_hf", "qk_rmsnorm", "qk_norm_rope_neox"]
 VIEW_TOKENS = [1, 512, 4096, 16384]
 VIEW_HIDDENS = [4096, 11008, 14336]
 ROPE_HEADS = (32, 8)  # q heads, k heads (GQA)
@@ -487,6 +487,29 @@ def f_rope_neox_q(positions, qkv, cos_sin_cache):
 
 def f_rope_gptj_q(positions, qkv, cos_sin_cache):
     _rope(positions, qkv, cos_sin_cache, False, key=False)
+
+
+def f_qk_rmsnorm(qkv, q_weight, k_weight):
+    # Qwen3's q_norm and k_norm (LlamaRMSNorm over each head) on q and k,
+    # views of the fused qkv, written back in place.
+    hq, hk = ROPE_HEADS
+    T = qkv.shape[0]
+    d = qkv.shape[1] // (hq + 2 * hk)
+    for start, heads, w in ((0, hq, q_weight), (hq * d, hk, k_weight)):
+        x = qkv[:, start:start + heads * d].view(T, heads, d)
+        x.copy_(rmsnorm_ref(x, w, 1e-6))
+
+
+def f_qk_norm_rope_neox(positions, qkv, q_weight, k_weight, cos_sin_cache):
+    # vLLM's unfused path: RMSNorm per head, then forward_native's rope with
+    # the cache in the model's dtype.
+    f_qk_rmsnorm(qkv, q_weight, k_weight)
+    _rope(positions, qkv, cos_sin_cache, True)
+
+
+def f_qk_norm_rope_gptj(positions, qkv, q_weight, k_weight, cos_sin_cache):
+    f_qk_rmsnorm(qkv, q_weight, k_weight)
+    _rope(positions, qkv, cos_sin_cache, False)
 
 
 def f_rope_hf(q, k, cos, sin):
@@ -896,6 +919,38 @@ OPS["rope_hf"] = dict(
     # q and k read, q_out and k_out written, cos and sin read.
     bytes=lambda T, h, b: 2 * (2 * T * sum(ROPE_HEADS) * h + 2 * T * h),
     footprint=lambda T, h, b: 2 * (2 * T * sum(ROPE_HEADS) * h + 2 * T * h))
+def _qk_make(T, h, b, copies, gen, dev):
+    # rope's sets with the cache in bf16 and Qwen3-like weights near 1.
+    sets = _rope_make16(T, h, b, copies, gen, dev)
+    w = torch.empty((2, h), dtype=torch.bfloat16, device=dev)
+    w.normal_(1.0, 0.1, generator=gen)
+    for s in sets:
+        s.update(q_weight=w[0], k_weight=w[1])
+    return sets
+
+
+def _qk_op(fn, rope):
+    """An OPS entry of qk_rmsnorm (rope False) or a qk_norm_rope form: the
+    whole of q's and k's heads read and written, bf16 weights."""
+    entry = _rope_op(fn, _qk_make)
+    if not rope:  # (ROPE_HEADS as --rope-heads sets it, at run time)
+        entry["groups"] = lambda T, h, b: {"q": sum(ROPE_HEADS),
+                                           "k": sum(ROPE_HEADS)}
+        entry["dims"] = lambda T, h, b: {
+            "q_heads": ROPE_HEADS[0], "q_head_stride": h,
+            "k_heads": ROPE_HEADS[1], "k_head_stride": h}
+    entry.update(
+        eager_in=(["positions"] if rope else []) +
+        ["qkv", "q_weight", "k_weight"] + (["cos_sin_cache"] if rope else []),
+        scalars={"eps": 1e-6},
+        bytes=lambda T, h, b: (_rope_bytes(T, h, b, cache_bytes=2) if rope
+                               else 2 * 2 * T * sum(ROPE_HEADS) * h) + 2 * 2 * h)
+    return entry
+
+
+OPS["qk_rmsnorm"] = _qk_op(f_qk_rmsnorm, False)
+OPS["qk_norm_rope_neox"] = _qk_op(f_qk_norm_rope_neox, True)
+OPS["qk_norm_rope_gptj"] = _qk_op(f_qk_norm_rope_gptj, True)
 # Kernels before the head strides cannot take padded heads: no --ab.
 OPS["rope_neox_padded"] = dict(
     _rope_op(f_rope_neox, _rope_make_padded, pad=ROPE_PAD), kernel="rope_neox",
@@ -945,6 +1000,11 @@ def case_text(op, T, h, b=0):
     return "%s T=%s h=%d" % (op, t_label(op, T, b), h)
 
 
+def _heads_op(op):
+    """Ops over q and k heads, timed at head_dim for each token count."""
+    return op.startswith(("rope", "qk_"))
+
+
 def all_cases(ops, suite="norms"):
     """(op, T, h, B) in run order; B is 0 but for adaln (T = B * N)."""
     cases = []
@@ -953,7 +1013,7 @@ def all_cases(ops, suite="norms"):
             for c in ADALN_CS:
                 for b, n in ADALN_SHAPES:
                     cases.append((op, b * n, c, b))
-        elif suite == "views" and op.startswith("rope"):
+        elif suite == "views" and _heads_op(op):
             for T in TOKENS:
                 cases.append((op, T, ROPE_HEAD_DIM, 0))
         else:
@@ -1412,14 +1472,18 @@ def shape_text(op, T, h, b=0):
         hq, hk = ROPE_HEADS
         return "q, k heads of %d of %d, in qkv [%d, %d]" % (
             h, h + ROPE_PAD, T, (hq + 2 * hk) * (h + ROPE_PAD))
-    if op.startswith("rope"):
+    if op == "qk_rmsnorm":
+        hq, hk = ROPE_HEADS
+        return "q [%d, %d] k [%d, %d] of qkv [%d, %d]" % (
+            T, hq * h, T, hk * h, T, (hq + 2 * hk) * h)
+    if _heads_op(op):
         hq, hk = ROPE_HEADS
         rot = _rope_rot(h) if "_rotary" in op else h
         return ("q [%d, %d] k [%d, %d] of qkv [%d, %d], positions [%d], "
                 "cache [%d, %d] %s" % (T, hq * h, T, hk * h, T,
                                        (hq + 2 * hk) * h, T, ROPE_MAX_POS,
                                        rot, "bf16" if op.endswith("cache16")
-                                       else "f32"))
+                                       or op.startswith("qk_") else "f32"))
     if op == "adaln":
         return "x [%d*%d, %d], scale/shift [%d, %d]" % (b, T // b, h, b, h)
     if op in ("silu_and_mul", "gelu_tanh_and_mul"):
@@ -1711,7 +1775,7 @@ def plot(rows, copy_gbps, out_dir, title_extra=""):
             ax.set_yscale("log")
             ax.set_xticks(ts)
             ax.set_xticklabels([str(t) for t in ts])
-            ax.set_xlabel("T (tokens)" if op.startswith("rope") else
+            ax.set_xlabel("T (tokens)" if _heads_op(op) else
                           "B*N (rows)" if op == "adaln" else "T (rows)")
             ax.set_title("%s bf16, %s%s" % (op, mode, title_extra))
             ax.grid(True, alpha=0.3)

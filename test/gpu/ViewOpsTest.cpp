@@ -2,7 +2,8 @@
 //
 // KernelTest.cpp knows ops with one dim over plain [rows, n] tensors. The ops
 // whose tensors have a RowMap (dsl/Graph.h) are tested here: rope_* (q and k
-// heads rotated in place by a cos/sin cache gathered by positions), rope_hf
+// heads rotated in place by a cos/sin cache gathered by positions), qk_*
+// (their norm, a weight per part, with or without rope), rope_hf
 // (out of place, cos/sin [T, head_dim] grouped by heads), adaln* (scale
 // and shift [B, C] grouped by tokens_per_batch) and per_token_group_quant_*
 // (a row program per group of a token's row, a scale per group). One test
@@ -175,8 +176,13 @@ void place(const Kernel &k, Case &c, const std::string &name, int buf,
 /// Elements in 16 bytes: rows padded by this stay 16-byte aligned.
 int64_t pad16(DType dt) { return std::max<int64_t>(1, 16 / sizeInBytes(dt)); }
 
-/// rope_* (in place) or rope_hf: T tokens of hq + hk heads. Contiguous: q,
-/// k (and q_out, k_out) in buffers of their own; otherwise q and k are views
+bool hasTensor(const Kernel &k, const char *name) {
+  return std::any_of(k.tensors.begin(), k.tensors.end(),
+                     [&](const TensorDecl &t) { return t.name == name; });
+}
+
+/// rope_* (in place), qk_* or rope_hf: T tokens of hq + hk heads. Contiguous:
+/// q, k (and q_out, k_out) in buffers of their own; otherwise q and k are views
 /// of vLLM's fused qkv row (v stays poison: never read), q_out and k_out of
 /// one output row with 16 bytes of padding. Strided in-place heads are also
 /// padded, q's by 16 bytes and k's by 32 (each part its own head stride).
@@ -190,8 +196,7 @@ Case ropeCase(const Kernel &k, bool hf, int64_t T, int64_t hq, int64_t hk,
   int64_t off = lay == Lay::Misaligned;
   // The q-only forms (rope_*_q) rotate q of the same fused row; its k part
   // stays poison and must stay so.
-  bool key = std::any_of(k.tensors.begin(), k.tensors.end(),
-                         [](const TensorDecl &t) { return t.name == "k"; });
+  bool key = hasTensor(k, "k");
   // Elements between heads of the in-place q and k (and v).
   bool padded = !hf && lay == Lay::Strided;
   int64_t Pq = padded ? D + pad16(dt) : D, Pk = padded ? D + 2 * pad16(dt) : D;
@@ -225,6 +230,13 @@ Case ropeCase(const Kernel &k, bool hf, int64_t T, int64_t hq, int64_t hk,
       place(k, c, n, -1, off, T, D, D, false, rng, -1, 1);
     return c;
   }
+  // qk_rmsnorm and qk_norm_rope_*: a weight per part, near 1 as trained
+  // norms' are.
+  if (hasTensor(k, "q_weight"))
+    for (const char *w : {"q_weight", "k_weight"})
+      place(k, c, w, -1, off, 1, D, D, false, rng, 0.5, 1.5);
+  if (!hasTensor(k, "positions"))
+    return c;
   c.dims["max_pos"] = MaxPos;
   if (pairs)
     c.dims["rotary_pairs"] = pairs;
@@ -712,7 +724,8 @@ void ViewOpTest::testRope(bool hf) {
             k.entry.length)
       << "head_dim of the DSL kernel vs the manifest";
   DType posType = DType::I64;
-  if (!hf) {
+  bool gathers = hasTensor(dsl, "positions"); // not hf, not qk_rmsnorm
+  if (gathers) {
     // The positions' dtype as the spec declares it (i64 or i32).
     size_t i = 0;
     ASSERT_EQ(kgen_kernel_find_param(k.k, "positions", &i), KGEN_OK)
@@ -759,7 +772,7 @@ void ViewOpTest::testRope(bool hf) {
           if (!runCase(c))
             return;
         }
-  if (hf)
+  if (!gathers)
     return;
 
   // Positions outside [0, max_pos): the rotated elements of every head of
@@ -859,7 +872,7 @@ void ViewOpTest::run() {
   try {
     if (op->name == "rope_hf")
       testRope(true);
-    else if (op->name.rfind("rope_", 0) == 0)
+    else if (op->name.rfind("rope_", 0) == 0 || op->name.rfind("qk_", 0) == 0)
       testRope(false);
     else if (op->name.rfind("adaln", 0) == 0)
       testAdaLN();
