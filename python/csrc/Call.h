@@ -39,9 +39,10 @@ const char *kgenDtype(at::ScalarType t);
 
 class Call {
 public:
-  /// `op` is a registered kgen op (a string literal), `dtype` its kernel's
-  /// dtype, `length` the row length it may be specialized on. `fixedLength`:
-  /// the op only exists at its registered lengths (rope's head_dim).
+  /// `op` is a registered kgen op (it must outlive the Call), `dtype` its
+  /// kernel's dtype, `length` the row length it may be specialized on.
+  /// `fixedLength`: the op only exists at its registered lengths (rope's
+  /// head_dim).
   Call(const char *op, at::ScalarType dtype, int64_t length,
        bool fixedLength = false);
 

@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <mutex>
+#include <string_view>
 #include <unordered_map>
 
 namespace kgen::torch_ext {
@@ -40,18 +41,17 @@ const Entry *lookup(const char *op, const char *dtype, int64_t length) {
   return nullptr;
 }
 
+/// By content, not by address: a caller's name may be any string. A stored
+/// key views the embedded table's names, which live as long as the library.
 struct Key {
-  const char *op;
-  const char *dtype;
+  std::string_view op, dtype;
   int64_t length;
-  bool operator==(const Key &o) const {
-    return op == o.op && dtype == o.dtype && length == o.length;
-  }
+  bool operator==(const Key &o) const = default;
 };
 struct KeyHash {
   size_t operator()(const Key &k) const {
-    return std::hash<const void *>()(k.op) * 31 +
-           std::hash<const void *>()(k.dtype) * 7 +
+    return std::hash<std::string_view>()(k.op) * 31 +
+           std::hash<std::string_view>()(k.dtype) * 7 +
            std::hash<int64_t>()(k.length);
   }
 };
@@ -100,7 +100,8 @@ const KernelRef *findKernel(const char *op, const char *dtype, int64_t length,
     ref.names.emplace_back(p.name);
     ref.dtypes.push_back(p.dtype);
   }
-  return &cache.emplace(key, std::move(ref)).first->second;
+  return &cache.emplace(Key{e->op, e->dtype, length}, std::move(ref))
+              .first->second;
 }
 
 std::vector<std::string> embeddedKernels() {
