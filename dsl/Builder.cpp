@@ -622,6 +622,14 @@ Tensor Builder::gather(const std::string &name, DType dtype, Len rowLength,
   return t;
 }
 
+/// Undeclares tensors `first` on: a view refused part way leaves none of its
+/// tensors with a map to tensors that never came.
+static void dropTensorsFrom(BuilderState &s, int first) {
+  for (size_t t = first; t < s.k.tensors.size(); ++t)
+    s.names.erase(s.k.tensors[t].name);
+  s.k.tensors.resize(first);
+}
+
 /// The tensors of heads(): one per part, whose maps chain from `head`.
 static void declareParts(BuilderState &s, std::shared_ptr<BuilderState> sp,
                          const std::vector<HeadsPart> &parts, DType dtype,
@@ -701,14 +709,11 @@ static Tensor declareHeads(BuilderState &s, std::shared_ptr<BuilderState> sp,
     }
   }
   int head = (int)s.k.tensors.size();
-  // All or nothing: when a part is refused, the parts declared before it go
-  // too, so that none is left with a map to tensors that never came.
+  // All or nothing: when a part is refused, the parts before it go too.
   try {
     declareParts(s, sp, parts, dtype, length, isInput, loc, op, group, head);
   } catch (...) {
-    for (size_t t = head; t < s.k.tensors.size(); ++t)
-      s.names.erase(s.k.tensors[t].name);
-    s.k.tensors.resize(head);
+    dropTensorsFrom(s, head);
     throw;
   }
   return Tensor(std::move(sp), head);
@@ -756,10 +761,8 @@ Tensor Builder::partVectors(const Tensor &heads,
       declare(s, state, names[i], dtype, map.subLength, Layout::Vector, true,
               loc, fmt::format("{} vector '{}'", op, names[i]), map);
     }
-  } catch (...) { // all or nothing, as heads()
-    for (size_t t = head; t < s.k.tensors.size(); ++t)
-      s.names.erase(s.k.tensors[t].name);
-    s.k.tensors.resize(head);
+  } catch (...) {
+    dropTensorsFrom(s, head);
     throw;
   }
   return Tensor(state, head);

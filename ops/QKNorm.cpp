@@ -19,32 +19,49 @@ static Kernel qkRmsnorm(DType dt, int64_t headDim) {
   return b.build();
 }
 
-// vLLM's fused_qk_norm_rope without v: qk_rmsnorm, then rope over the whole
-// head with cos_sin_cache [max_pos, head_dim] in q's dtype at positions[t],
-// each product and sum rounded as the unfused reference (RMSNorm, then
-// RotaryEmbedding.forward_native) computes. The rows are head_dim / 2 long:
-// element i carries the pair (x1[i], x2[i]) and the squares of both.
-static Kernel qkNormRope(DType dt, int64_t headDim, bool neox) {
-  Builder b(neox ? "qk_norm_rope_neox" : "qk_norm_rope_gptj");
+// vLLM's fused_qk_norm_rope without v: qk_rmsnorm, then rope over the first
+// head_dim / divisor elements of each head with cos_sin_cache [max_pos,
+// rotary_dim] in q's dtype at positions[t], each product and sum rounded as
+// the unfused reference (RMSNorm, then RotaryEmbedding.forward_native)
+// computes; the rest of the head is normalized only. Rows are rotary_dim / 2
+// long (one row length per kernel): element i carries the pair (x1[i],
+// x2[i]) and the same element of each pass-through slice.
+static Kernel qkNormRope(DType dt, int64_t headDim, bool neox,
+                         int64_t divisor) {
+  std::string name = neox ? "qk_norm_rope_neox" : "qk_norm_rope_gptj";
+  if (divisor > 1)
+    name += divisor == 2 ? "_half" : "_quarter";
+  Builder b(name);
   Len qHeads = b.dim("q_heads"), kHeads = b.dim("k_heads");
   Tensor qk = b.heads({{"q", qHeads, b.dim("q_head_stride")},
                        {"k", kHeads, b.dim("k_head_stride")}},
                       dt, headDim);
   Tensor w = b.partVectors(qk, {"q_weight", "k_weight"}, dt);
   Tensor positions = b.perRow("positions", DType::I64, qHeads + kHeads);
+  int64_t rotary = headDim / divisor, half = rotary / 2;
   Tensor cache =
-      b.gather("cos_sin_cache", dt, headDim, positions, b.dim("max_pos"));
+      b.gather("cos_sin_cache", dt, rotary, positions, b.dim("max_pos"));
   Expr eps = b.scalar("eps", DType::F32);
-  int64_t half = headDim / 2;
-  int64_t start2 = neox ? half : 1, stride = neox ? 1 : 2;
-  Expr x1 = qk.slice(0, half, stride).to(DType::F32);
-  Expr x2 = qk.slice(start2, half, stride).to(DType::F32);
-  Expr r = rsqrt(sum(x1 * x1 + x2 * x2) / double(headDim) + eps);
-  Expr y1 = w.slice(0, half, stride) * (x1 * r).to(dt);
-  Expr y2 = w.slice(start2, half, stride) * (x2 * r).to(dt);
+  // Slices of `half` elements: the rotated pair, then the pass-through.
+  std::vector<std::pair<int64_t, int64_t>> at = {
+      {0, neox ? 1 : 2}, {neox ? half : 1, neox ? 1 : 2}};
+  for (int64_t start = rotary; start < headDim; start += half)
+    at.push_back({start, 1});
+  std::vector<Expr> x;
+  for (auto [start, stride] : at)
+    x.push_back(qk.slice(start, half, stride).to(DType::F32));
+  Expr squares = x[0] * x[0];
+  for (size_t i = 1; i < x.size(); ++i)
+    squares = squares + x[i] * x[i];
+  Expr r = rsqrt(sum(squares) / double(headDim) + eps);
+  std::vector<Expr> y;
+  for (size_t i = 0; i < at.size(); ++i)
+    y.push_back(w.slice(at[i].first, half, at[i].second) * (x[i] * r).to(dt));
   Expr cos = cache.slice(0, half), sin = cache.slice(half, half);
-  b.storeSlice(qk, 0, stride, y1 * cos - y2 * sin);
-  b.storeSlice(qk, start2, stride, y2 * cos + y1 * sin);
+  b.storeSlice(qk, at[0].first, at[0].second, y[0] * cos - y[1] * sin);
+  b.storeSlice(qk, at[1].first, at[1].second, y[1] * cos + y[0] * sin);
+  for (size_t i = 2; i < at.size(); ++i)
+    b.storeSlice(qk, at[i].first, 1, y[i]);
   return b.build();
 }
 
@@ -60,23 +77,57 @@ KGEN_REGISTER_OP(qk_rmsnorm)
     .scalar("eps", 1e-6)
     .kernelForLength(qkRmsnorm);
 
+/// The qk_norm_rope kernel of a style rotating head_dim / divisor elements.
+static std::function<Kernel(DType, int64_t)> qkNormRopeFor(bool neox,
+                                                           int64_t divisor) {
+  return [=](DType dt, int64_t headDim) {
+    return qkNormRope(dt, headDim, neox, divisor);
+  };
+}
+
 KGEN_REGISTER_OP(qk_norm_rope_neox)
     .summary("qk_rmsnorm then NeoX rope by cos_sin_cache[positions] in q's "
              "dtype, in place (vLLM's fused_qk_norm_rope, v untouched)")
     .dim("head_dim")
     .lengths(kHeadDims)
     .scalar("eps", 1e-6)
-    .kernelForLength([](DType dt, int64_t headDim) {
-      return qkNormRope(dt, headDim, true);
-    });
+    .kernelForLength(qkNormRopeFor(true, 1));
 
 KGEN_REGISTER_OP(qk_norm_rope_gptj)
     .summary("qk_norm_rope_neox with GPT-J's interleaved pairs")
     .dim("head_dim")
     .lengths(kHeadDims)
     .scalar("eps", 1e-6)
-    .kernelForLength([](DType dt, int64_t headDim) {
-      return qkNormRope(dt, headDim, false);
-    });
+    .kernelForLength(qkNormRopeFor(false, 1));
+
+// vLLM's partial rotary factors 0.5 and 0.25: the cache is [max_pos,
+// rotary_dim] and the rest of each head is normalized only.
+KGEN_REGISTER_OP(qk_norm_rope_neox_half)
+    .summary("qk_norm_rope_neox rotating the first head_dim / 2 elements")
+    .dim("head_dim")
+    .lengths(kHeadDims)
+    .scalar("eps", 1e-6)
+    .kernelForLength(qkNormRopeFor(true, 2));
+
+KGEN_REGISTER_OP(qk_norm_rope_gptj_half)
+    .summary("qk_norm_rope_gptj rotating the first head_dim / 2 elements")
+    .dim("head_dim")
+    .lengths(kHeadDims)
+    .scalar("eps", 1e-6)
+    .kernelForLength(qkNormRopeFor(false, 2));
+
+KGEN_REGISTER_OP(qk_norm_rope_neox_quarter)
+    .summary("qk_norm_rope_neox rotating the first head_dim / 4 elements")
+    .dim("head_dim")
+    .lengths(kHeadDims)
+    .scalar("eps", 1e-6)
+    .kernelForLength(qkNormRopeFor(true, 4));
+
+KGEN_REGISTER_OP(qk_norm_rope_gptj_quarter)
+    .summary("qk_norm_rope_gptj rotating the first head_dim / 4 elements")
+    .dim("head_dim")
+    .lengths(kHeadDims)
+    .scalar("eps", 1e-6)
+    .kernelForLength(qkNormRopeFor(false, 4));
 
 } // namespace kgen::ops

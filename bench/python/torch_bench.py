@@ -919,38 +919,48 @@ OPS["rope_hf"] = dict(
     # q and k read, q_out and k_out written, cos and sin read.
     bytes=lambda T, h, b: 2 * (2 * T * sum(ROPE_HEADS) * h + 2 * T * h),
     footprint=lambda T, h, b: 2 * (2 * T * sum(ROPE_HEADS) * h + 2 * T * h))
-def _qk_make(T, h, b, copies, gen, dev):
-    # rope's sets with the cache in bf16 and Qwen3-like weights near 1.
-    sets = _rope_make16(T, h, b, copies, gen, dev)
-    w = torch.empty((2, h), dtype=torch.bfloat16, device=dev)
-    w.normal_(1.0, 0.1, generator=gen)
-    for s in sets:
-        s.update(q_weight=w[0], k_weight=w[1])
-    return sets
+def _qk_maker(divisor):
+    """rope's sets with a bf16 cache of head_dim / divisor and Qwen3-like
+    weights near 1."""
+    def make(T, h, b, copies, gen, dev):
+        sets = _rope_make(T, h, b, copies, gen, dev)
+        cache = rope_cache(ROPE_MAX_POS, h // divisor, dev).to(torch.bfloat16)
+        w = torch.empty((2, h), dtype=torch.bfloat16, device=dev)
+        w.normal_(1.0, 0.1, generator=gen)
+        for s in sets:
+            s.update(q_weight=w[0], k_weight=w[1], cos_sin_cache=cache)
+        return sets
+    return make
 
 
-def _qk_op(fn, rope):
-    """An OPS entry of qk_rmsnorm (rope False) or a qk_norm_rope form: the
-    whole of q's and k's heads read and written, bf16 weights."""
-    entry = _rope_op(fn, _qk_make)
+def _qk_op(fn, rope, divisor=1):
+    """An OPS entry of qk_rmsnorm (rope False) or a qk_norm_rope form
+    rotating head_dim / divisor: the whole of q's and k's heads read and
+    written, bf16 weights (and positions, cache rows)."""
+    entry = _rope_op(fn, _qk_maker(divisor))
     if not rope:  # (ROPE_HEADS as --rope-heads sets it, at run time)
         entry["groups"] = lambda T, h, b: {"q": sum(ROPE_HEADS),
                                            "k": sum(ROPE_HEADS)}
         entry["dims"] = lambda T, h, b: {
             "q_heads": ROPE_HEADS[0], "q_head_stride": h,
             "k_heads": ROPE_HEADS[1], "k_head_stride": h}
+
+    def nbytes(T, h, b):
+        heads = 2 * 2 * T * sum(ROPE_HEADS) * h + 2 * 2 * h
+        rot = h // divisor
+        return heads + (8 * T + 2 * rot * min(T, ROPE_MAX_POS) if rope else 0)
     entry.update(
         eager_in=(["positions"] if rope else []) +
         ["qkv", "q_weight", "k_weight"] + (["cos_sin_cache"] if rope else []),
-        scalars={"eps": 1e-6},
-        bytes=lambda T, h, b: (_rope_bytes(T, h, b, cache_bytes=2) if rope
-                               else 2 * 2 * T * sum(ROPE_HEADS) * h) + 2 * 2 * h)
+        scalars={"eps": 1e-6}, bytes=nbytes)
     return entry
 
 
 OPS["qk_rmsnorm"] = _qk_op(f_qk_rmsnorm, False)
 OPS["qk_norm_rope_neox"] = _qk_op(f_qk_norm_rope_neox, True)
 OPS["qk_norm_rope_gptj"] = _qk_op(f_qk_norm_rope_gptj, True)
+OPS["qk_norm_rope_neox_half"] = _qk_op(f_qk_norm_rope_neox, True, 2)
+OPS["qk_norm_rope_gptj_quarter"] = _qk_op(f_qk_norm_rope_gptj, True, 4)
 # Kernels before the head strides cannot take padded heads: no --ab.
 OPS["rope_neox_padded"] = dict(
     _rope_op(f_rope_neox, _rope_make_padded, pad=ROPE_PAD), kernel="rope_neox",
@@ -1478,7 +1488,9 @@ def shape_text(op, T, h, b=0):
             T, hq * h, T, hk * h, T, (hq + 2 * hk) * h)
     if _heads_op(op):
         hq, hk = ROPE_HEADS
-        rot = _rope_rot(h) if "_rotary" in op else h
+        rot = (_rope_rot(h) if "_rotary" in op else h // 2 if
+               op.endswith("_half") else h // 4 if op.endswith("_quarter")
+               else h)
         return ("q [%d, %d] k [%d, %d] of qkv [%d, %d], positions [%d], "
                 "cache [%d, %d] %s" % (T, hq * h, T, hk * h, T,
                                        (hq + 2 * hk) * h, T, ROPE_MAX_POS,

@@ -645,23 +645,34 @@ void qkRmsnorm(const Tensor &q, const Tensor &k, const Tensor &qw,
 }
 
 /// vLLM's fused_qk_norm_rope on q and k (v is left alone): qk_rmsnorm, then
-/// rope by cos_sin_cache [max_pos, D] in q's dtype at int64 positions.
+/// rope by cos_sin_cache [max_pos, rotary_dim] in q's dtype at int64
+/// positions; rotary_dim is D, D / 2 or D / 4 (vLLM's partial factors).
 void qkNormRope(const Tensor &positions, const Tensor &q, const Tensor &k,
                 const Tensor &qw, const Tensor &kw, const Tensor &cache,
-                double eps, const char *op) {
+                double eps, bool neox) {
+  const char *op = neox ? "qk_norm_rope_neox" : "qk_norm_rope_gptj";
   auto [tokens, hq, hk, d] = ropeHeads(op, q, k);
   checkQKWeights(op, q, d, qw, kw);
   checkDtype(op, positions, "positions", at::kLong);
   TORCH_CHECK(positions.numel() == tokens, "kgen::", op, ": 'positions' has ",
               positions.numel(), " entries for ", tokens, " tokens");
   checkDtype(op, cache, "cos_sin_cache", q.scalar_type());
-  TORCH_CHECK(cache.dim() == 2 && cache.size(1) == d, "kgen::", op,
-              ": 'cos_sin_cache' must be [max_pos, ", d,
-              "] (the whole head "
-              "rotates), not ",
+  const int64_t rot = cache.dim() == 2 ? cache.size(1) : 0;
+  TORCH_CHECK(rot && (rot == d || rot * 2 == d || rot * 4 == d), "kgen::", op,
+              ": 'cos_sin_cache' must be [max_pos, rotary_dim] with "
+              "rotary_dim ",
+              d, ", ", d / 2, " or ", d / 4,
+              " (head_dim, or vLLM's partial "
+              "factors 0.5 and 0.25), not ",
               cache.sizes());
   checkPositionRange(op, positions, cache.size(0));
-  Call call(op, q.scalar_type(), d, /*fixedLength=*/true);
+  static const char *const kernels[2][3] = {
+      {"qk_norm_rope_gptj", "qk_norm_rope_gptj_half",
+       "qk_norm_rope_gptj_quarter"},
+      {"qk_norm_rope_neox", "qk_norm_rope_neox_half",
+       "qk_norm_rope_neox_quarter"}};
+  const char *kernel = kernels[neox][rot == d ? 0 : rot * 2 == d ? 1 : 2];
+  Call call(kernel, q.scalar_type(), d, /*fixedLength=*/true);
   call.heads("q", q, "q_head_stride");
   call.heads("k", k, "k_head_stride");
   call.whole("q_weight", qw)
@@ -791,17 +802,15 @@ void impls(torch::Library &m) {
       void (*)(const Tensor &, const Tensor &, const Tensor &, const Tensor &,
                const Tensor &, const Tensor &, double);
   m.impl("qk_norm_rope_neox",
-         QKNormRopeFn([](const Tensor &p, const Tensor &q, const Tensor &k,
-                         const Tensor &qw, const Tensor &kw, const Tensor &c,
-                         double eps) {
-           qkNormRope(p, q, k, qw, kw, c, eps, "qk_norm_rope_neox");
-         }));
+         QKNormRopeFn(
+             [](const Tensor &p, const Tensor &q, const Tensor &k,
+                const Tensor &qw, const Tensor &kw, const Tensor &c,
+                double eps) { qkNormRope(p, q, k, qw, kw, c, eps, true); }));
   m.impl("qk_norm_rope_gptj",
-         QKNormRopeFn([](const Tensor &p, const Tensor &q, const Tensor &k,
-                         const Tensor &qw, const Tensor &kw, const Tensor &c,
-                         double eps) {
-           qkNormRope(p, q, k, qw, kw, c, eps, "qk_norm_rope_gptj");
-         }));
+         QKNormRopeFn(
+             [](const Tensor &p, const Tensor &q, const Tensor &k,
+                const Tensor &qw, const Tensor &kw, const Tensor &c,
+                double eps) { qkNormRope(p, q, k, qw, kw, c, eps, false); }));
 }
 
 } // namespace

@@ -281,9 +281,9 @@ def qk_rmsnorm(q, k, q_weight, k_weight, eps=1e-6):
 def qk_norm_rope_neox(positions, q, k, q_weight, k_weight, cos_sin_cache,
                       eps=1e-6):
     """vLLM's fused_qk_norm_rope (is_neox) on q and k, in place: qk_rmsnorm,
-    then rope over the whole head by cos_sin_cache [P, D] in q's dtype at
-    int64 positions, rounded as vLLM's unfused reference (RMSNorm, then
-    RotaryEmbedding.forward_native)."""
+    then rope by cos_sin_cache [P, rotary_dim] in q's dtype at int64
+    positions (rotary_dim D, D/2 or D/4: vLLM's partial factors), rounded as
+    vLLM's unfused reference (RMSNorm, then RotaryEmbedding.forward_native)."""
     _ops.qk_norm_rope_neox(positions, q, k, q_weight, k_weight,
                            cos_sin_cache, eps)
 

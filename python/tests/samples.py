@@ -170,19 +170,22 @@ def ref_rope_neox(positions, q, k, cache, gptj=False):
 
 
 def ref_rope_native(positions, q, k, cache, gptj=False):
-    """vLLM's RotaryEmbedding.forward_native, whole heads: the cache in q's
-    dtype, each product and sum rounded to it."""
+    """vLLM's RotaryEmbedding.forward_native: the cache in q's dtype, each
+    product and sum rounded to it; the first rotary_dim elements rotate."""
+    rot = cache.shape[-1]
     cs = cache[positions.flatten().long()][:, None, :]
     cos, sin = cs.chunk(2, dim=-1)
     outs = []
     for x in (q, k):
+        r = x[..., :rot]
         if gptj:
-            a, b = x[..., 0::2], x[..., 1::2]
+            a, b = r[..., 0::2], r[..., 1::2]
         else:
-            a, b = x.chunk(2, dim=-1)
+            a, b = r.chunk(2, dim=-1)
         na, nb = a * cos - b * sin, b * cos + a * sin
-        outs.append(torch.stack((na, nb), -1).flatten(-2) if gptj
-                    else torch.cat((na, nb), -1))
+        out = (torch.stack((na, nb), -1).flatten(-2) if gptj
+               else torch.cat((na, nb), -1))
+        outs.append(torch.cat((out, x[..., rot:]), -1))
     return outs
 
 
@@ -224,6 +227,8 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
     cache = torch.cat([ang.cos(), ang.sin()], -1).to(device)
     half = torch.cat([ang[:, : d // 4].cos(), ang[:, : d // 4].sin()], -1)
     half = half.to(dtype=dtype, device=device)
+    quarter = torch.cat([ang[:, : d // 8].cos(), ang[:, : d // 8].sin()], -1)
+    quarter = quarter.to(dtype=dtype, device=device)
     # rotary_dim 3/8 of head_dim (rope_*_rotary): an odd count of pairs.
     p3 = 3 * d // 16
     rot3 = torch.cat([ang[:, :p3].cos(), ang[:, :p3].sin()], -1).to(device)
@@ -312,6 +317,11 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
                                cache.to(dtype), 1e-6), None),
         ("qk_norm_rope_gptj", (pos64, q.clone(), k.clone(), wq, wk,
                                cache.to(dtype), 1e-6), None),
+        # vLLM's partial factors: a cache of head_dim / 2 and / 4.
+        ("qk_norm_rope_neox", (pos64, q.clone(), k.clone(), wq, wk,
+                               half.to(dtype), 1e-6), None),
+        ("qk_norm_rope_gptj", (pos64, q.clone(), k.clone(), wq, wk,
+                               quarter, 1e-6), None),
     ]
     if dtype != torch.float32:  # the norms' f32 weights by narrower rows
         w32, b32 = w.float() * 1.5, b.float() / 3

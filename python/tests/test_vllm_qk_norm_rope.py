@@ -6,8 +6,9 @@ The reference is written here after vLLM's unfused path: RMSNorm.forward_native
 on each head, then RotaryEmbedding.forward_native, op by op in the dtype.
 
 vLLM's op takes the fused buffer and the head counts; kgen's takes q and k as
-[tokens, heads, head_dim] views of it. Its rotary ratios 0.5 and 0.25 (a cache
-narrower than a head) are refused with a clear error, not computed."""
+[tokens, heads, head_dim] views of it. Its rotary ratios 0.5 and 0.25 are a
+cache [max_pos, rotary_dim] (the _half and _quarter kernels); other ratios
+are refused with a clear error, not computed."""
 import pytest
 import torch
 
@@ -35,12 +36,17 @@ def rms_norm(x, w, eps):
 
 
 def rope(positions, x, cache, neox):
+    """forward_native: the first rotary_dim elements rotated, the rest
+    passed through."""
+    rot = cache.shape[-1]
     cos, sin = cache.index_select(0, positions).chunk(2, dim=-1)
     cos, sin = cos.unsqueeze(-2).to(x.dtype), sin.unsqueeze(-2).to(x.dtype)
-    a, b = x.chunk(2, dim=-1) if neox else (x[..., 0::2], x[..., 1::2])
+    r = x[..., :rot]
+    a, b = r.chunk(2, dim=-1) if neox else (r[..., 0::2], r[..., 1::2])
     o1, o2 = a * cos - b * sin, b * cos + a * sin
-    return (torch.cat((o1, o2), -1) if neox
-            else torch.stack((o1, o2), -1).flatten(-2))
+    out = (torch.cat((o1, o2), -1) if neox
+           else torch.stack((o1, o2), -1).flatten(-2))
+    return torch.cat((out, x[..., rot:]), -1)
 
 
 def views(qkv):
@@ -54,8 +60,10 @@ def views(qkv):
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("is_neox", [True, False])
 @pytest.mark.parametrize("eps", [1e-5, 1e-6])
+@pytest.mark.parametrize("rotary_ratio", [1.0, 0.5, 0.25])
 @torch.inference_mode()
-def test_fused_qk_norm_rope_matches_reference(device, dtype, is_neox, eps):
+def test_fused_qk_norm_rope_matches_reference(device, dtype, is_neox, eps,
+                                              rotary_ratio):
     torch.manual_seed(13)
     total = (NUM_HEADS + 2 * NUM_KV_HEADS) * HEAD_DIM
     qkv = torch.randn(TOKENS, total, dtype=dtype, device=device)
@@ -64,7 +72,7 @@ def test_fused_qk_norm_rope_matches_reference(device, dtype, is_neox, eps):
                                                                          0.1)
     k_weight = torch.empty(HEAD_DIM, dtype=dtype, device=device).normal_(1.0,
                                                                          0.1)
-    cache = cos_sin_cache(HEAD_DIM, dtype, device)
+    cache = cos_sin_cache(int(HEAD_DIM * rotary_ratio), dtype, device)
 
     q, k, v = views(qkv)
     want_q = rope(positions, rms_norm(q, q_weight, eps), cache, is_neox)
@@ -83,14 +91,41 @@ def test_fused_qk_norm_rope_matches_reference(device, dtype, is_neox, eps):
     assert same.float().mean() >= 0.99
 
 
-@pytest.mark.parametrize("rotary_ratio", [0.5, 0.25])
-def test_partial_rotary_is_refused(rotary_ratio):
+@pytest.mark.parametrize("rotary_ratio", [0.75, 0.375])
+def test_other_rotary_ratios_are_refused(rotary_ratio):
     qkv = torch.randn(TOKENS, (NUM_HEADS + 2 * NUM_KV_HEADS) * HEAD_DIM,
                       dtype=torch.bfloat16)
     q, k, _ = views(qkv)
     before = qkv.clone()
     w = torch.ones(HEAD_DIM, dtype=torch.bfloat16)
     cache = cos_sin_cache(int(HEAD_DIM * rotary_ratio), torch.bfloat16, "cpu")
-    with pytest.raises(RuntimeError, match=r"must be \[max_pos, 128\]"):
+    with pytest.raises(RuntimeError, match=r"rotary_dim 128, 64 or 32"):
         kgen.qk_norm_rope_neox(torch.arange(TOKENS), q, k, w, w, cache)
     assert torch.equal(qkv, before)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+@torch.inference_mode()
+def test_forms_alternate_on_the_gpu():
+    """Each call runs its own kernel when the forms alternate in a process
+    (a kernel cache keyed by the name's address once ran a previous call's
+    kernel for the next one): every call against the interpreter's."""
+    torch.manual_seed(5)
+    qkv = torch.randn(4, (NUM_HEADS + 2 * NUM_KV_HEADS) * HEAD_DIM,
+                      dtype=torch.bfloat16)
+    w = torch.empty(2, HEAD_DIM, dtype=torch.bfloat16).normal_(1.0, 0.1)
+    positions = torch.arange(1, TOKENS + 1)
+    for _ in range(10):
+        for op in (kgen.qk_norm_rope_neox, kgen.qk_norm_rope_gptj):
+            for ratio in (1.0, 0.5, 0.25):
+                cache = cos_sin_cache(int(HEAD_DIM * ratio), torch.bfloat16,
+                                      "cpu")
+                out = []
+                for dev in ("cpu", "cuda"):
+                    x = qkv.to(dev, copy=True)
+                    q, k, _ = views(x)
+                    op(positions.to(dev), q, k, w[0].to(dev), w[1].to(dev),
+                       cache.to(dev))
+                    out.append(x.cpu())
+                torch.testing.assert_close(out[1], out[0], atol=1e-2,
+                                           rtol=1e-2)

@@ -422,16 +422,17 @@ bool isPoison(const uint8_t *p, int64_t bytes) {
   return true;
 }
 
-std::vector<char> storedColumns(const Kernel &k, size_t t,
-                                const std::vector<int64_t> &dims,
-                                int64_t rowLength) {
+std::vector<char>
+storedColumns(const Kernel &k, size_t t, const std::vector<int64_t> &dims,
+              int64_t rowLength,
+              const std::function<bool(const Store &)> &which) {
   const TensorDecl &td = k.tensors[t];
   int64_t sub = td.map.subLength.eval(dims);
   int64_t len = sub ? sub : rowLength, domain = k.domain.eval(dims);
   int head = td.map.head >= 0 ? td.map.head : int(t);
   std::vector<char> cols(size_t(len), 0);
   for (const Store &s : k.stores) {
-    if (s.tensor != head)
+    if (s.tensor != head || (which && !which(s)))
       continue;
     if (td.layout == Layout::RowScalar) {
       cols[0] = 1;

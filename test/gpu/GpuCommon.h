@@ -153,9 +153,11 @@ bool isPoison(const uint8_t *p, int64_t bytes);
 /// Per element of a row of tensor `t` (of a heads() part's sub-row when it
 /// has sub-rows), whether some store writes it; `rowLength` is the row's.
 /// The stores of a heads() view name its first part and write them all.
-std::vector<char> storedColumns(const Kernel &k, size_t t,
-                                const std::vector<int64_t> &dims,
-                                int64_t rowLength);
+/// `which`, when given, picks the stores counted.
+std::vector<char>
+storedColumns(const Kernel &k, size_t t, const std::vector<int64_t> &dims,
+              int64_t rowLength,
+              const std::function<bool(const Store &)> &which = {});
 
 /// Opens the driver and device 0 (primary context current on this thread).
 /// nullptr with the reason when there is no driver or no GPU.

@@ -106,7 +106,10 @@ struct Buf {
   /// After interpret() with random rounding (kPerturbedRuns of them), made
   /// on the first miss of the case (roundingSlack decides the slack).
   std::vector<std::vector<uint8_t>> perturbed;
-  std::vector<uint8_t> written; ///< per element: a kernel store writes it
+  /// Per element: 0, no kernel store writes it; 1, a store does; 2, a
+  /// store of a value read from a gathered row (NaN where its index is
+  /// outside the table).
+  std::vector<uint8_t> written;
   DeviceBuffer dev;
   int64_t elems() const { return int64_t(init.size()) / elem; }
 };
@@ -127,8 +130,9 @@ struct Case {
   int64_t rows = 0;
   std::vector<Buf> bufs;
   std::vector<View> views; ///< by DSL tensor index
-  /// Rows (tokens) whose written elements are NaN: positions outside the
-  /// cache. The inputs are finite, so nothing else may be NaN.
+  /// Rows (tokens) whose elements stored from the cache row (written 2) are
+  /// NaN: positions outside the cache. The inputs are finite, so nothing
+  /// else may be NaN.
   std::vector<bool> nanRows;
 };
 
@@ -292,8 +296,23 @@ Case groupQuantCase(const Kernel &k, int64_t T, int64_t G, Lay lay, Rng &rng) {
   return c;
 }
 
+/// Whether node `id` reads a gathered row (memo: -1 unknown, else 0 or 1).
+bool readsGather(const Kernel &k, int id, std::vector<int> &memo) {
+  if (memo[id] < 0) {
+    const Node &n = k.nodes[id];
+    memo[id] =
+        n.kind == NodeKind::Load
+            ? k.tensors[n.index].map.gather >= 0
+            : std::any_of(n.operands.begin(), n.operands.end(),
+                          [&](int o) { return readsGather(k, o, memo); });
+  }
+  return memo[id];
+}
+
 /// Marks the elements the kernel's stores write (Buf::written).
 void markWritten(const Kernel &k, Case &c, const std::vector<int64_t> &dims) {
+  std::vector<int> memo(k.nodes.size(), -1);
+  auto gathered = [&](const Store &s) { return readsGather(k, s.value, memo); };
   for (Buf &b : c.bufs)
     b.written.assign(b.elems(), 0);
   for (size_t t = 0; t < k.tensors.size(); ++t) {
@@ -304,6 +323,7 @@ void markWritten(const Kernel &k, Case &c, const std::vector<int64_t> &dims) {
     int64_t sub = td.map.subLength.eval(dims);
     int64_t count = sub ? td.map.subCount.eval(dims) : 1;
     std::vector<char> cols = storedColumns(k, t, dims, v.len);
+    std::vector<char> nanCols = storedColumns(k, t, dims, v.len, gathered);
     int64_t len = int64_t(cols.size());
     int64_t pitch =
         td.map.subPitch != Len(0) ? td.map.subPitch.eval(dims) : len;
@@ -311,7 +331,8 @@ void markWritten(const Kernel &k, Case &c, const std::vector<int64_t> &dims) {
       for (int64_t j = 0; j < count; ++j)
         for (int64_t i = 0; i < len; ++i)
           if (cols[i])
-            c.bufs[v.buf].written[v.offset + r * v.stride + j * pitch + i] = 1;
+            c.bufs[v.buf].written[v.offset + r * v.stride + j * pitch + i] =
+                nanCols[i] ? 2 : 1;
   }
 }
 
@@ -546,7 +567,8 @@ bool ViewOpTest::runCase(Case &c) {
       if (!buf.written[i])
         return std::memcmp(r, buf.init.data() + i * buf.elem, buf.elem) != 0;
       int64_t row = std::get<1>(locate(c, int(b), i));
-      bool nan = row < int64_t(c.nanRows.size()) && c.nanRows[row];
+      bool nan = row < int64_t(c.nanRows.size()) && c.nanRows[row] &&
+                 buf.written[i] == 2;
       return std::isnan(decode(buf.dtype, r)) != nan;
     };
     if (countIf(buf.elems(), wrong, first, unused)) {
@@ -776,7 +798,8 @@ void ViewOpTest::testRope(bool hf) {
     return;
 
   // Positions outside [0, max_pos): the rotated elements of every head of
-  // those tokens are NaN (the cache row reads as NaN), nothing else changes.
+  // those tokens are NaN (the cache row reads as NaN); the rest keep their
+  // contents, or for qk_norm_rope's partial forms are normalized.
   // Far values whose low 32 bits are in range catch an index cut to 32 bits.
   std::vector<int64_t> outside =
       posType == DType::I32
