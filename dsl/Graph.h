@@ -74,7 +74,7 @@ struct TensorDecl {
   bool isRead = false;
   bool isWritten = false;
   SourceLoc loc;
-  RowMap map = {}; ///< Vector tensors: sub-rows only (partVectors()).
+  RowMap map = {}; ///< Rows, RowScalar; Vector: partVectors() only.
 };
 
 struct ParamDecl {

@@ -78,7 +78,7 @@ private:
   int64_t length_;
   bool fixedLength_;
   // Inline: a call allocates nothing of its own (the host cost is measured).
-  std::array<Arg, 12> args_;
+  std::array<Arg, 16> args_; // as many as kgen_arg packed[16] in runCuda
   size_t numArgs_ = 0;
 };
 

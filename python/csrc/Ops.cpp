@@ -55,7 +55,7 @@ int64_t checkRowsAndWeight(const char *op, const Tensor &x,
 }
 
 /// The kernel of a norm whose weight may be f32 by f16 or bf16 rows: `op`,
-/// or `f32wOp` (literals: kernels are cached by their name's address).
+/// or `f32wOp`.
 /// Checks x and weight as checkRowsAndWeight does, but for that dtype; `h`
 /// gets the row length.
 const char *opForWeight(const char *op, const char *f32wOp, const Tensor &x,
