@@ -537,6 +537,35 @@ ropeHeads(const char *op, const Tensor &q, const Tensor &k) {
   return {leadingRows(q, 2), q.size(-2), k.size(-2), d};
 }
 
+/// Ops written in place on q and k refuse the two when they may share an
+/// element (the rows would race). Views of one fused qkv buffer share a token
+/// stride with each token's heads side by side, and are proven apart here.
+void checkHeadsApart(const char *op, const Tensor &q, const Tensor &k) {
+  int64_t qPitch = 0, kPitch = 0;
+  const int64_t qs = headsStride(q, qPitch), ks = headsStride(k, kPitch);
+  if (!q.numel() || !k.numel() || qs < 0 || ks < 0 || // Call reports these
+      !q.storage().is_alias_of(k.storage()))
+    return;
+  const int64_t tokens = leadingRows(q, 2), d = q.size(-1);
+  const int64_t qRow = (q.size(-2) - 1) * qPitch + d;
+  const int64_t kRow = (k.size(-2) - 1) * kPitch + d;
+  const int64_t qo = q.storage_offset(), ko = k.storage_offset();
+  if (qo + (tokens - 1) * qs + qRow <= ko ||
+      ko + (tokens - 1) * ks + kRow <= qo)
+    return;
+  if (qs == ks && qRow <= qs && kRow <= qs) {
+    const int64_t r = ((ko - qo) % qs + qs) % qs;
+    if (r >= qRow && r + kRow <= qs)
+      return;
+  }
+  TORCH_CHECK(false, "kgen::", op,
+              ": 'q' and 'k' share memory and may overlap (both are written "
+              "in place); pass separate tensors or views of one row's "
+              "disjoint heads (strides ",
+              q.strides(), " and ", k.strides(), ", offsets ", qo, " and ", ko,
+              ")");
+}
+
 /// On the host a gather past the cache is checked here; on the GPU it is
 /// not (that would read the positions back and synchronize).
 void checkPositionRange(const char *op, const Tensor &positions,
@@ -571,6 +600,8 @@ void rope(const RopeForms &f, bool partial, const Tensor &positions,
               ": 'k' is required (rope_neox and rope_gptj take None)");
   const Tensor &k = key ? *key : q;
   auto [tokens, hq, hk, d] = ropeHeads(op, q, k);
+  if (key)
+    checkHeadsApart(op, q, k);
   checkDtype(op, positions, "positions", partial ? at::kInt : at::kLong);
   TORCH_CHECK(positions.numel() == tokens, "kgen::", op, ": 'positions' has ",
               positions.numel(), " entries for ", tokens, " tokens");
@@ -632,6 +663,7 @@ void qkRmsnorm(const Tensor &q, const Tensor &k, const Tensor &qw,
                const Tensor &kw, double eps) {
   const char *op = "qk_rmsnorm";
   auto [tokens, hq, hk, d] = ropeHeads(op, q, k);
+  checkHeadsApart(op, q, k);
   checkQKWeights(op, q, d, qw, kw);
   Call call(op, q.scalar_type(), d, /*fixedLength=*/true);
   call.heads("q", q, "q_head_stride");
@@ -652,6 +684,7 @@ void qkNormRope(const Tensor &positions, const Tensor &q, const Tensor &k,
                 double eps, bool neox) {
   const char *op = neox ? "qk_norm_rope_neox" : "qk_norm_rope_gptj";
   auto [tokens, hq, hk, d] = ropeHeads(op, q, k);
+  checkHeadsApart(op, q, k);
   checkQKWeights(op, q, d, qw, kw);
   checkDtype(op, positions, "positions", at::kLong);
   TORCH_CHECK(positions.numel() == tokens, "kgen::", op, ": 'positions' has ",

@@ -195,6 +195,39 @@ def test_rope_heads_padded_inside_a_row():
             one.expand(5, 3, 64), None, cache)
 
 
+def test_q_and_k_that_share_elements_are_refused():
+    """The in-place q and k ops refuse q and k that may share an element (the
+    same tensor twice, heads that overlap) and write nothing; q and k as
+    views of one fused qkv buffer run."""
+    g = torch.Generator().manual_seed(5)
+    pos, cache = torch.randint(0, 16, (5,), generator=g), torch.randn(16, 64)
+    w = torch.randn(64, generator=g)
+    x = torch.randn(5, 6, 64, generator=g)
+    snapshot = x.clone()
+    for q, k in ((x, x), (x[:, :4], x[:, 3:]), (x[:, 1:2], x[:, :6])):
+        _raises("'q' and 'k' share memory", kgen.rope_neox, pos, q, k, cache)
+        _raises("'q' and 'k' share memory", kgen.qk_rmsnorm, q, k, w, w)
+        _raises("'q' and 'k' share memory", kgen.qk_norm_rope_gptj, pos, q, k,
+                w, w, cache)
+    # k one token later than q, its heads over q's next token: refused.
+    flat = torch.randn(6 * 6 * 64, generator=g)
+    q = flat.as_strided((5, 4, 64), (384, 64, 1))
+    k = flat.as_strided((5, 2, 64), (384, 64, 1), 384 + 64)
+    _raises("'q' and 'k' share memory", kgen.qk_rmsnorm, q, k, w, w)
+    assert torch.equal(x, snapshot)
+    # q, k and v side by side in each token's row: apart, so both run and
+    # match separate copies.
+    q, k = x[:, :3], x[:, 3:5]
+    q2, k2 = q.clone(), k.clone()
+    kgen.qk_rmsnorm(q, k, w, w)
+    kgen.qk_rmsnorm(q2, k2, w, w)
+    assert torch.equal(q, q2) and torch.equal(k, k2)
+    assert torch.equal(x[:, 5], snapshot[:, 5])
+    # Heads of q and k interleaved in a row are not proven apart: refused.
+    _raises("'q' and 'k' share memory", kgen.qk_rmsnorm, x[:, 0::2],
+            x[:, 1::2], w, w)
+
+
 def test_expanded_rows_are_copied_not_aliased():
     """An input whose rows repeat one (expand: stride 0) is read as rows of
     its own, copied first, never as contiguous rows past its storage."""
