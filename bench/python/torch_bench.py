@@ -960,6 +960,8 @@ OPS["qk_rmsnorm"] = _qk_op(f_qk_rmsnorm, False)
 OPS["qk_norm_rope_neox"] = _qk_op(f_qk_norm_rope_neox, True)
 OPS["qk_norm_rope_gptj"] = _qk_op(f_qk_norm_rope_gptj, True)
 OPS["qk_norm_rope_neox_half"] = _qk_op(f_qk_norm_rope_neox, True, 2)
+OPS["qk_norm_rope_gptj_half"] = _qk_op(f_qk_norm_rope_gptj, True, 2)
+OPS["qk_norm_rope_neox_quarter"] = _qk_op(f_qk_norm_rope_neox, True, 4)
 OPS["qk_norm_rope_gptj_quarter"] = _qk_op(f_qk_norm_rope_gptj, True, 4)
 # Kernels before the head strides cannot take padded heads: no --ab.
 OPS["rope_neox_padded"] = dict(

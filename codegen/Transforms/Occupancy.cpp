@@ -168,6 +168,13 @@ struct Occupancy : ::mlir::kgen::impl::KgenOccupancyBase<Occupancy> {
       for (LoadOp l : widerSharedLoads(k, heldBytes))
         if (!counts(l))
           words += loadedWords(l, elements) * (lateRowRegisters ? 2 : 1);
+      // Part vectors (one load beside each held slice of a head) and
+      // gathered rows count too: ptxas hoists their loads, and heads of 8
+      // slices (qk_norm_rope's partial forms) spilled without them.
+      for (LoadOp l : k.getBody().getOps<LoadOp>())
+        if ((readsPartVector(l) || l.getSource().getDefiningOp<GatherOp>()) &&
+            !counts(l))
+          words += loadedWords(l, elements);
       int64_t need = llvm::alignTo(words + registersBesideRow, 8);
       // As many whole blocks as wideBlockResidentThreads hold, in whole
       // 8-register steps (as ptxas allocates them).

@@ -87,6 +87,10 @@ bool loadsAStoredRow(KernelOp kernel);
 void prefetchedLoads(KernelOp kernel, SmallVectorImpl<LoadOp> &perRow,
                      SmallVectorImpl<LoadOp> &shared);
 
+/// Whether `l` reads a part vector: the weight of the part holding its head
+/// (a `kgen.heads` of `!kgen.vector` parts), loaded once per held slice.
+bool readsPartVector(LoadOp l);
+
 /// Whether `kernel` reads rows chosen by another index (kgen.group, heads,
 /// gather).
 bool readsMappedRows(KernelOp kernel);

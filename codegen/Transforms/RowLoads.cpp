@@ -77,6 +77,11 @@ int64_t mlir::kgen::heldLoadCount(KernelOp kernel) {
   return count;
 }
 
+bool mlir::kgen::readsPartVector(LoadOp l) {
+  auto heads = l.getSource().getDefiningOp<HeadsOp>();
+  return heads && isa<ColumnVectorType>(heads.getParts().front().getType());
+}
+
 bool mlir::kgen::readsMappedRows(KernelOp kernel) {
   Block &body = kernel.getBody().front();
   return !body.getOps<GroupOp>().empty() || !body.getOps<HeadsOp>().empty() ||
