@@ -566,6 +566,16 @@ void checkHeadsApart(const char *op, const Tensor &q, const Tensor &k) {
               ")");
 }
 
+/// Positions as the full and rotary forms read them, i64: i32 ones
+/// (FlashInfer's pos_ids) are widened first, one small copy.
+Tensor longPositions(const char *op, const Tensor &positions) {
+  TORCH_CHECK(positions.scalar_type() == at::kLong ||
+                  positions.scalar_type() == at::kInt,
+              "kgen::", op, ": 'positions' must be Long or Int, not ",
+              positions.scalar_type());
+  return positions.to(at::kLong);
+}
+
 /// On the host a gather past the cache is checked here; on the GPU it is
 /// not (that would read the positions back and synchronize).
 void checkPositionRange(const char *op, const Tensor &positions,
@@ -592,9 +602,8 @@ struct RopeForms {
 /// vLLM's rotary_embedding in place: positions [...] (the tokens of q and k),
 /// cos_sin_cache [max_pos, rot] with cos then sin halves: f32, or (with
 /// cache16 forms) q's dtype, as vLLM's kernel reads it.
-void rope(const RopeForms &f, bool partial, const Tensor &positions,
-          const Tensor &q, const std::optional<Tensor> &key,
-          const Tensor &cache) {
+void rope(const RopeForms &f, bool partial, const Tensor &pos, const Tensor &q,
+          const std::optional<Tensor> &key, const Tensor &cache) {
   const char *op = f.op;
   TORCH_CHECK(key || f.qOnly, "kgen::", op,
               ": 'k' is required (rope_neox and rope_gptj take None)");
@@ -602,7 +611,9 @@ void rope(const RopeForms &f, bool partial, const Tensor &positions,
   auto [tokens, hq, hk, d] = ropeHeads(op, q, k);
   if (key)
     checkHeadsApart(op, q, k);
-  checkDtype(op, positions, "positions", partial ? at::kInt : at::kLong);
+  if (partial)
+    checkDtype(op, pos, "positions", at::kInt);
+  const Tensor positions = partial ? pos : longPositions(op, pos);
   TORCH_CHECK(positions.numel() == tokens, "kgen::", op, ": 'positions' has ",
               positions.numel(), " entries for ", tokens, " tokens");
   const bool cache16 = f.cache16 && q.scalar_type() != at::kFloat &&
@@ -677,16 +688,16 @@ void qkRmsnorm(const Tensor &q, const Tensor &k, const Tensor &qw,
 }
 
 /// vLLM's fused_qk_norm_rope on q and k (v is left alone): qk_rmsnorm, then
-/// rope by cos_sin_cache [max_pos, rotary_dim] in q's dtype at int64
-/// positions; rotary_dim is D, D / 2 or D / 4 (vLLM's partial factors).
-void qkNormRope(const Tensor &positions, const Tensor &q, const Tensor &k,
+/// rope by cos_sin_cache [max_pos, rotary_dim] in q's dtype at int64 (or
+/// int32) positions; rotary_dim is D, D / 2 or D / 4 (vLLM's partial factors).
+void qkNormRope(const Tensor &pos, const Tensor &q, const Tensor &k,
                 const Tensor &qw, const Tensor &kw, const Tensor &cache,
                 double eps, bool neox) {
   const char *op = neox ? "qk_norm_rope_neox" : "qk_norm_rope_gptj";
   auto [tokens, hq, hk, d] = ropeHeads(op, q, k);
   checkHeadsApart(op, q, k);
   checkQKWeights(op, q, d, qw, kw);
-  checkDtype(op, positions, "positions", at::kLong);
+  const Tensor positions = longPositions(op, pos);
   TORCH_CHECK(positions.numel() == tokens, "kgen::", op, ": 'positions' has ",
               positions.numel(), " entries for ", tokens, " tokens");
   checkDtype(op, cache, "cos_sin_cache", q.scalar_type());

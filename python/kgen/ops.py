@@ -247,8 +247,9 @@ def silu_and_mul_quant(x, scale):
 
 def rope_neox(positions, q, k, cos_sin_cache):
     """vLLM's rotary_embedding (NeoX halves), in place on q [..., Hq, D] and
-    k [..., Hk, D] (or q alone, k None); positions int64 per token;
-    cos_sin_cache [P, D] in f32 or, as vLLM passes it, in q's dtype. A cache
+    k [..., Hk, D] (or q alone, k None); positions int64 per token (int32
+    ones are widened first); cos_sin_cache [P, D] in f32 or, as vLLM passes
+    it, in q's dtype. A cache
     [P, rotary_dim] with rotary_dim even and below D rotates the first
     rotary_dim elements of each head. With an f32 cache the rotation is
     computed in f32 and rounded once (FlashInfer's); with the cache in q's
@@ -281,9 +282,10 @@ def qk_rmsnorm(q, k, q_weight, k_weight, eps=1e-6):
 def qk_norm_rope_neox(positions, q, k, q_weight, k_weight, cos_sin_cache,
                       eps=1e-6):
     """vLLM's fused_qk_norm_rope (is_neox) on q and k, in place: qk_rmsnorm,
-    then rope by cos_sin_cache [P, rotary_dim] in q's dtype at int64
-    positions (rotary_dim D, D/2 or D/4: vLLM's partial factors), rounded as
-    vLLM's unfused reference (RMSNorm, then RotaryEmbedding.forward_native)."""
+    then rope by cos_sin_cache [P, rotary_dim] in q's dtype at int64 (or
+    int32) positions (rotary_dim D, D/2 or D/4: vLLM's partial factors),
+    rounded as vLLM's unfused reference (RMSNorm, then
+    RotaryEmbedding.forward_native)."""
     _ops.qk_norm_rope_neox(positions, q, k, q_weight, k_weight,
                            cos_sin_cache, eps)
 

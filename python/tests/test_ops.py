@@ -149,8 +149,12 @@ def test_argument_errors():
     _raises(r"positions must lie in \[0, 8\)", kgen.rope_neox,
             torch.tensor([0, 9, 1]), torch.randn(3, 4, 64),
             torch.randn(3, 2, 64), torch.randn(8, 64))
-    _raises("'positions' must be Long", kgen.rope_neox, torch.arange(3).int(),
-            torch.randn(3, 4, 64), torch.randn(3, 2, 64), torch.randn(8, 64))
+    _raises("'positions' must be Long or Int", kgen.rope_neox,
+            torch.arange(3).short(), torch.randn(3, 4, 64),
+            torch.randn(3, 2, 64), torch.randn(8, 64))
+    _raises("'positions' must be Int", kgen.rope_neox_partial,
+            torch.arange(3), torch.randn(3, 4, 64), torch.randn(3, 2, 64),
+            torch.randn(8, 32))
     _raises("must be Float or q's dtype", kgen.rope_neox, torch.arange(3),
             torch.randn(3, 4, 64), torch.randn(3, 2, 64),
             torch.randn(8, 64).half())
@@ -193,6 +197,38 @@ def test_rope_heads_padded_inside_a_row():
     one = torch.randn(1, 3, 64, generator=g)
     _raises("one stride between tokens", kgen.rope_neox, pos,
             one.expand(5, 3, 64), None, cache)
+
+
+def test_rope_takes_int32_positions():
+    """int32 positions (FlashInfer's pos_ids) give the int64 result, for
+    rope_neox with k, rope_gptj on q alone and a rotary cache, and
+    qk_norm_rope; out-of-range ones are refused as int64 ones are."""
+    g = torch.Generator().manual_seed(9)
+    pos = torch.randint(0, 16, (5,), generator=g)
+    w = torch.randn(64, generator=g)
+    cases = [
+        (kgen.rope_neox, lambda q, k: (q, k, torch.randn(16, 64,
+                                                          generator=g))),
+        (kgen.rope_gptj, lambda q, k: (q, None, torch.randn(16, 32,
+                                                             generator=g))),
+        (kgen.qk_norm_rope_neox, lambda q, k: (q, k, w, w,
+                                               torch.randn(16, 64,
+                                                           generator=g))),
+    ]
+    for fn, args in cases:
+        q, k = torch.randn(5, 4, 64, generator=g), torch.randn(5, 2, 64,
+                                                               generator=g)
+        rest = args(q, k)
+        copies = [t.clone() if isinstance(t, torch.Tensor) else t
+                  for t in rest]
+        fn(pos, *rest)
+        fn(pos.int(), *copies)
+        for a, b in zip(rest, copies):
+            if a is not None:
+                assert torch.equal(a, b)
+    _raises(r"positions must lie in \[0, 16\)", kgen.rope_neox,
+            torch.tensor([0, 1, 16, 2, 3], dtype=torch.int32),
+            torch.randn(5, 4, 64), torch.randn(5, 2, 64), torch.randn(16, 64))
 
 
 def test_q_and_k_that_share_elements_are_refused():
