@@ -322,6 +322,10 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
                                half.to(dtype), 1e-6), None),
         ("qk_norm_rope_gptj", (pos64, q.clone(), k.clone(), wq, wk,
                                quarter, 1e-6), None),
+        # int32 positions (FlashInfer's pos_ids), widened by the op.
+        ("rope_gptj", (pos64.int(), q.clone(), None, rot3), None),
+        ("qk_norm_rope_neox", (pos64.int(), q.clone(), k.clone(), wq, wk,
+                               quarter, 1e-6), None),
     ]
     if dtype != torch.float32:  # the norms' f32 weights by narrower rows
         w32, b32 = w.float() * 1.5, b.float() / 3
