@@ -368,7 +368,25 @@ Expr unary(UnaryOp uop, const Operand &a) {
   return Expr(sharedOf(a), makeElementwise(s, n, {&a}, t, op));
 }
 
-Expr reduction(ReduceOp rop, const Operand &a) {
+/// The domain over `group` (> 0), or the user's error at `loc`.
+Len groupCount(BuilderState &s, int64_t group, const std::source_location &loc,
+               const std::string &op) {
+  if (group < 1 || group > kMaxGroupLength)
+    s.fail(loc, op,
+           fmt::format("a group is {} elements; groups are 1 to {} elements",
+                       group, kMaxGroupLength));
+  std::optional<Len> n = s.k.domain.exactDiv(group);
+  if (!n)
+    s.fail(loc, op,
+           fmt::format("rows of {} elements are not a whole number of groups "
+                       "of {} for every value of the dims; declare the row "
+                       "length as a multiple of the group (groups * {})",
+                       s.lenStr(s.k.domain), group, group));
+  return *n;
+}
+
+Expr reduction(ReduceOp rop, const Operand &a,
+               std::optional<int64_t> group = std::nullopt) {
   std::string op = fmt::format("{}()", name(rop));
   BuilderState &s = stateOf({&a}, op);
   int id = resolve(s, a, DType::F32, op);
@@ -385,11 +403,14 @@ Expr reduction(ReduceOp rop, const Operand &a) {
            fmt::format("{} needs an f32, f16 or bf16 row but got {}; cast "
                        "it with .to(DType::F32)",
                        op, dtypeStr(in.dtype)));
+  if (group)
+    groupCount(s, *group, a.loc, op);
   Node n{};
   n.kind = NodeKind::Reduce;
   n.reduce = rop;
+  n.group = group.value_or(0);
   n.dtype = in.dtype;
-  n.isRow = false;
+  n.isRow = group.has_value();
   n.isWeak = false;
   n.operands = {id};
   n.loc = SourceLoc::from(a.loc);
@@ -812,20 +833,41 @@ static int storedValue(BuilderState &s, const Operand &value,
   return id;
 }
 
-Tensor Builder::output(const std::string &name, Operand value,
-                       std::source_location loc) {
+/// output(name, value) and, with `group`, output(name, value, Groups).
+static Tensor outputOf(const std::shared_ptr<BuilderState> &state,
+                       const std::string &name, const Operand &value,
+                       std::optional<int64_t> group,
+                       const std::source_location &loc) {
   std::string op = fmt::format("output('{}')", name);
   BuilderState &s = stateOf({&value}, op);
   if (&s != state.get())
     s.fail(loc, op, "the value belongs to another kernel");
   int id = storedValue(s, value, op, loc);
   const Node &n = s.node(id);
+  if (group && !n.isRow)
+    s.fail(loc, op,
+           "a per-group output takes a row value (such as a group "
+           "reduction's); write a per-row scalar with output(name, value)");
+  Len length = group     ? groupCount(s, *group, loc, op)
+               : n.isRow ? s.k.domain
+                         : Len(1);
   Tensor t =
-      declare(s, state, name, n.dtype, n.isRow ? s.k.domain : Len(1),
+      declare(s, state, name, n.dtype, length,
               n.isRow ? Layout::Rows : Layout::RowScalar, false, loc, op);
   s.k.tensors[t.index].isWritten = true;
-  s.k.stores.push_back(Store{t.index, id, 0, 1, SourceLoc::from(loc)});
+  s.k.stores.push_back(
+      Store{t.index, id, 0, 1, SourceLoc::from(loc), group.value_or(0)});
   return t;
+}
+
+Tensor Builder::output(const std::string &name, Operand value,
+                       std::source_location loc) {
+  return outputOf(state, name, value, std::nullopt, loc);
+}
+
+Tensor Builder::output(const std::string &name, Operand value, Groups groups,
+                       std::source_location loc) {
+  return outputOf(state, name, value, groups.length, loc);
 }
 
 void Builder::store(const Tensor &dst, Operand value,
@@ -956,6 +998,12 @@ Expr sum(Operand a) { return reduction(ReduceOp::Sum, a); }
 Expr mean(Operand a) { return reduction(ReduceOp::Mean, a); }
 Expr amax(Operand a) { return reduction(ReduceOp::Max, a); }
 Expr amin(Operand a) { return reduction(ReduceOp::Min, a); }
+Expr sum(Operand a, Groups g) { return reduction(ReduceOp::Sum, a, g.length); }
+Expr mean(Operand a, Groups g) {
+  return reduction(ReduceOp::Mean, a, g.length);
+}
+Expr amax(Operand a, Groups g) { return reduction(ReduceOp::Max, a, g.length); }
+Expr amin(Operand a, Groups g) { return reduction(ReduceOp::Min, a, g.length); }
 
 Expr select(Operand cond, Operand a, Operand b) {
   std::string op = "select()";

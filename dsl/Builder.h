@@ -31,6 +31,9 @@ namespace kgen {
 /// row value's operands (kilobytes of stack a level) and its time grows faster
 /// than the depth; bundled ops are at most 16 deep.
 inline constexpr int kMaxExpressionDepth = 256;
+/// The longest run a group reduction takes (Groups): a run lies within one
+/// warp's chunks when the kernel is lowered.
+inline constexpr int64_t kMaxGroupLength = 1 << 16;
 /// The most nodes (operations, loads, literals) a kernel may have: compile
 /// time and PTX size grow with them; bundled ops have at most 20.
 inline constexpr int kMaxKernelNodes = 1 << 14;
@@ -109,6 +112,12 @@ struct HeadsPart {
   Len pitch = 0;
 };
 
+/// Runs of `length` consecutive elements of a row, for group reductions and
+/// per-group outputs (vLLM's per-token-group quantization, groups of 128).
+struct Groups {
+  int64_t length;
+};
+
 class Builder {
 public:
   explicit Builder(std::string name,
@@ -171,6 +180,11 @@ public:
   /// value, [rows] for a per-row scalar. Its dtype is the value's.
   Tensor output(const std::string &name, Operand value,
                 std::source_location loc = std::source_location::current());
+  /// A new [rows, domain / groups.length] output whose element g is element
+  /// g * groups.length of the row value `value`: one value per group, such
+  /// as a group reduction's result.
+  Tensor output(const std::string &name, Operand value, Groups groups,
+                std::source_location loc = std::source_location::current());
   /// Writes `value` over the whole row of the input `dst` (in place). The
   /// row is read before it is written.
   void store(const Tensor &dst, Operand value,
@@ -227,6 +241,13 @@ Expr sum(Operand a);
 Expr mean(Operand a);
 Expr amax(Operand a);
 Expr amin(Operand a);
+// Reductions over each run of groups.length consecutive elements (the row's
+// length a multiple of it); the result is a row value: each element is its
+// run's result.
+Expr sum(Operand a, Groups groups);
+Expr mean(Operand a, Groups groups);
+Expr amax(Operand a, Groups groups);
+Expr amin(Operand a, Groups groups);
 
 } // namespace kgen
 

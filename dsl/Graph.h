@@ -91,7 +91,7 @@ enum class NodeKind : uint8_t {
   Binary, ///< elementwise arithmetic / comparison
   Select, ///< cond ? a : b
   Cast,   ///< dtype conversion with round-to-nearest-even
-  Reduce, ///< row value -> per-row scalar
+  Reduce, ///< row value -> per-row scalar (or per run of `group` elements)
 };
 
 enum class UnaryOp : uint8_t {
@@ -140,6 +140,10 @@ struct Node {
   int index = -1;      ///< Load: tensor index; Param: param index
   Len start;           ///< Load: first element of the view in the row
   int64_t stride = 1;  ///< Load: element step of the view
+  /// Reduce: 0 reduces the whole row to a per-row scalar; G > 0 reduces each
+  /// run of G consecutive elements, a row value whose elements are their
+  /// run's result (per-group quantization scales).
+  int64_t group = 0;
   SourceLoc loc;
 };
 
@@ -147,12 +151,15 @@ struct Node {
 /// start + i*stride of row r, per-row scalars to element r of a RowScalar
 /// (row r as the tensor's RowMap picks it). A tensor may take several stores
 /// when they write disjoint elements (the two halves of a rotation).
+/// A group store (group G > 0) writes element g * G of a row value to
+/// element g of the row: one value per run of G, written whole.
 struct Store {
   int tensor;
   int value;
   Len start;
   int64_t stride = 1;
   SourceLoc loc;
+  int64_t group = 0;
 };
 
 struct Kernel {

@@ -402,11 +402,11 @@ Plan check(const Kernel &k, const Bindings &b) {
                            n.index));
       break;
     case NodeKind::Reduce:
-      if (!p.isRow[n.operands[0]])
+      if (!p.isRow[n.operands[0]] || n.group < 0)
         bad(k, fmt::format("malformed kernel: node {} reduces a per-row "
-                           "scalar",
-                           i));
-      row = false;
+                           "scalar or groups of {}",
+                           i, n.group));
+      row = n.group > 0;
       break;
     default:
       break;
@@ -425,6 +425,11 @@ Plan check(const Kernel &k, const Bindings &b) {
     if (p.domain < 1)
       bad(k, fmt::format("malformed kernel: the row domain is {}", p.domain));
   }
+  for (size_t i = 0; i < k.nodes.size(); ++i)
+    if (k.nodes[i].group > 0 && p.domain % k.nodes[i].group)
+      bad(k, fmt::format("malformed kernel: node {} reduces groups of {} in "
+                         "rows of {}",
+                         i, k.nodes[i].group, p.domain));
   for (size_t i = 0; i < k.nodes.size(); ++i) {
     const Node &n = k.nodes[i];
     if (n.kind != NodeKind::Load ||
@@ -445,10 +450,14 @@ Plan check(const Kernel &k, const Bindings &b) {
       bad(k, fmt::format("malformed kernel: a per-row scalar is stored into "
                          "{}, which is not a per-row scalar tensor",
                          tensorName(k, s.tensor)));
+    if (s.group < 0 || (s.group > 0 && (!row || p.domain % s.group)))
+      bad(k, fmt::format("malformed kernel: a store of groups of {} into {}",
+                         s.group, tensorName(k, s.tensor)));
     int64_t start = row ? s.start.eval(b.dims) : 0;
     if (row)
-      checkView(k, s.tensor, start, s.stride, p.domain, viewLength(p, s.tensor),
-                "a store");
+      checkView(k, s.tensor, start, s.stride,
+                s.group ? p.domain / s.group : p.domain,
+                viewLength(p, s.tensor), "a store");
     p.storeStart.push_back(start);
   }
   return p;
@@ -633,29 +642,39 @@ void interpret(const Kernel &k, const Bindings &b,
         break;
       case NodeKind::Reduce: {
         const std::vector<double> &in = vals[n.operands[0]];
-        double acc = in[0];
-        if (n.reduce == ReduceOp::Sum || n.reduce == ReduceOp::Mean) {
-          acc = 0;
-          if (perturbing) {
-            acc = pairwiseSum(n.dtype, in.data(), in.size());
+        // The whole row, or each run of n.group elements.
+        size_t run = n.group ? size_t(n.group) : in.size();
+        for (size_t first = 0; first < in.size(); first += run) {
+          const double *x = in.data() + first;
+          double acc = x[0];
+          if (n.reduce == ReduceOp::Sum || n.reduce == ReduceOp::Mean) {
+            acc = 0;
+            if (perturbing) {
+              acc = pairwiseSum(n.dtype, x, run);
+            } else {
+              for (size_t e = 0; e < run; ++e)
+                acc += x[e];
+            }
+            if (n.reduce == ReduceOp::Mean)
+              acc /= (double)run;
           } else {
-            for (double v : in)
-              acc += v;
+            for (size_t e = 1; e < run; ++e)
+              acc = n.reduce == ReduceOp::Max ? fmaxNaN(acc, x[e])
+                                              : fminNaN(acc, x[e]);
           }
-          if (n.reduce == ReduceOp::Mean)
-            acc /= (double)in.size();
-        } else {
-          for (size_t e = 1; e < in.size(); ++e)
-            acc = n.reduce == ReduceOp::Max ? fmaxNaN(acc, in[e])
-                                            : fminNaN(acc, in[e]);
+          acc = arith(n.dtype, acc);
+          if (n.group)
+            std::fill(out.begin() + first, out.begin() + first + run, acc);
+          else
+            out[0] = acc;
         }
-        out[0] = arith(n.dtype, acc);
         break;
       }
       }
     }
 
     // Stores, after the whole row has been evaluated.
+    std::vector<double> picked;
     for (size_t s = 0; s < k.stores.size(); ++s) {
       const Store &st = k.stores[s];
       const TensorDecl &t = k.tensors[st.tensor];
@@ -663,6 +682,14 @@ void interpret(const Kernel &k, const Bindings &b,
       Place at = place(st.tensor, r);
       if (t.layout == Layout::RowScalar) {
         encode(t.dtype, v[0], addr(at.tensor, at.element));
+        continue;
+      }
+      if (st.group) { // element g * group of the value to element g
+        picked.clear();
+        for (size_t e = 0; e < v.size(); e += size_t(st.group))
+          picked.push_back(v[e]);
+        encodeRun(t.dtype, picked.data(), int64_t(picked.size()),
+                  addr(at.tensor, at.element + p.storeStart[s]), st.stride);
         continue;
       }
       encodeRun(t.dtype, v.data(), int64_t(v.size()),

@@ -40,6 +40,18 @@ Len Len::operator*(int64_t k) const {
   return r;
 }
 
+std::optional<Len> Len::exactDiv(int64_t k) const {
+  if (k < 1 || constant % k)
+    return std::nullopt;
+  Len r(constant / k);
+  for (auto [d, c] : terms) {
+    if (c % k)
+      return std::nullopt;
+    r.terms[d] = c / k;
+  }
+  return r;
+}
+
 int64_t Len::eval(const std::vector<int64_t> &dims) const {
   int64_t v = constant;
   for (auto [d, c] : terms)

@@ -45,6 +45,9 @@ struct Len {
   Len operator+(const Len &o) const;
   Len operator-(const Len &o) const;
   Len operator*(int64_t k) const;
+  /// This length over k (> 0) when every coefficient is a multiple of k, so
+  /// that it divides for every value of the dims; nullopt otherwise.
+  std::optional<Len> exactDiv(int64_t k) const;
 
   /// The value for the given dim values (dims[i] is dim i).
   int64_t eval(const std::vector<int64_t> &dims) const;

@@ -135,8 +135,28 @@ LogicalResult LoadOp::verify() {
 LogicalResult StoreOp::verify() {
   if (isa<ColumnVectorType>(getDest().getType()))
     return emitOpError("cannot write a !kgen.vector: it is shared by all rows");
+  if (std::optional<int64_t> g = getGroup()) {
+    auto row = dyn_cast<RankedTensorType>(getValue().getType());
+    if (!row || getStride() != 1)
+      return emitOpError("a group store writes a row value at stride 1");
+    if (!row.isDynamicDim(0) && row.getDimSize(0) % *g)
+      return emitOpError("rows of ")
+             << row.getDimSize(0) << " elements are not a whole number of "
+             << "groups of " << *g;
+  }
   return verifyAccess(*this, getDest().getType(), getValue().getType(),
                       getStart(), getStride(), getVectorWidth());
+}
+
+LogicalResult GroupReduceOp::verify() {
+  if (getKind() != ReduceKind::sum && getKind() != ReduceKind::max &&
+      getKind() != ReduceKind::min)
+    return emitOpError("reduces groups by sum, max or min only");
+  int64_t n = getInput().getType().getDimSize(0);
+  if (!ShapedType::isDynamic(n) && n % getGroup())
+    return emitOpError("rows of ") << n << " elements are not a whole number "
+                                   << "of groups of " << getGroup();
+  return success();
 }
 
 LogicalResult BroadcastOp::verify() {

@@ -97,12 +97,15 @@ def Kgen_StoreOp : Kgen_Op<"store", [MemoryEffects<[MemWrite]>]> {
   let description = [{
     The converse of `kgen.load`: element i of `value` goes to element
     `start + i * stride` of row r of `dest`; a scalar value goes to element r
-    of a `!kgen.scalars` tensor.
+    of a `!kgen.scalars` tensor. With `group` G, element i * G of `value`
+    goes there instead: one element per run of G (a per-group output, such
+    as a `kgen.group_reduce` result), row lengths a multiple of G.
   }];
   let arguments = (ins AnyType:$value, Kgen_AnyTensorArg:$dest,
                        Optional<Index>:$start,
                        DefaultValuedAttr<I64Attr, "1">:$stride,
-                       OptionalAttr<I64Attr>:$vector_width);
+                       OptionalAttr<I64Attr>:$vector_width,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$group);
   let assemblyFormat = [{
     $value `,` $dest (`[` $start^ `]`)? attr-dict `:` type($value) `,` type($dest)
   }];
@@ -213,6 +216,25 @@ def Kgen_ReduceOp : Kgen_Op<"reduce", [Pure]> {
   let arguments = (ins Kgen_ReduceKindAttr:$kind, 1DTensorOf<[F32]>:$input);
   let results = (outs F32:$result);
   let assemblyFormat = "$kind $input attr-dict `:` type($input) `->` type($result)";
+}
+
+def Kgen_GroupReduceOp : Kgen_Op<"group_reduce", [Pure,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "Reduces each run of `group` elements of a row value";
+  let description = [{
+    Element i of the result is the reduction (`sum`, `max` or `min`, as
+    `kgen.reduce`'s) of the run of `group` consecutive elements holding
+    element i. The row's length is a multiple of `group`.
+
+    ```mlir
+    %top = kgen.group_reduce max %a group 128 : tensor<?xf32>
+    ```
+  }];
+  let arguments = (ins Kgen_ReduceKindAttr:$kind, 1DTensorOf<[F32]>:$input,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$group);
+  let results = (outs 1DTensorOf<[F32]>:$result);
+  let assemblyFormat = "$kind $input `group` $group attr-dict `:` type($input)";
+  let hasVerifier = 1;
 }
 
 def Kgen_BroadcastOp : Kgen_Op<"broadcast", [Pure]> {

@@ -307,6 +307,18 @@ Value Importer::importNode(const dsl::Node &n) {
     Value in = convert(values[n.operands[0]], b.getF32Type());
     static const ReduceKind kinds[] = {ReduceKind::sum, ReduceKind::sum,
                                        ReduceKind::max, ReduceKind::min};
+    if (n.group > 0) {
+      Value r = GroupReduceOp::create(b, loc, in.getType(),
+                                      kinds[(int)n.reduce], in, n.group);
+      if (n.reduce == dsl::ReduceOp::Mean)
+        r = arith::DivFOp::create(
+            b, loc, r,
+            BroadcastOp::create(
+                b, loc, cast<RankedTensorType>(r.getType()),
+                arith::ConstantOp::create(b, loc,
+                                          b.getF32FloatAttr(double(n.group)))));
+      return convert(r, elem);
+    }
     Value r =
         ReduceOp::create(b, loc, b.getF32Type(), kinds[(int)n.reduce], in);
     if (n.reduce == dsl::ReduceOp::Mean) {
@@ -419,7 +431,8 @@ KernelOp Importer::run(const std::map<std::string, int64_t> &staticDims,
     Value start =
         t.layout == dsl::Layout::RowScalar ? Value() : lenValue(s.start);
     StoreOp::create(b, loc, values[s.value], source(s.tensor), start, s.stride,
-                    IntegerAttr());
+                    IntegerAttr(),
+                    s.group ? b.getI64IntegerAttr(s.group) : IntegerAttr());
   }
   ReturnOp::create(b, loc);
   return kernel;

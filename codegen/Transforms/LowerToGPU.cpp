@@ -278,6 +278,8 @@ Value RowLowering::chunkValue(Value v, Chunk &c) {
     result = loadChunk(l, c);
   } else if (auto bc = dyn_cast<BroadcastOp>(op)) {
     result = vector::BroadcastOp::create(b, loc, vt, map.lookup(bc.getInput()));
+  } else if (auto g = dyn_cast<GroupReduceOp>(op)) {
+    result = groupReduce(g, c);
   } else {
     // Elementwise arith/math on rows: the same op on this chunk's vectors.
     SmallVector<Value> operands;
@@ -761,6 +763,8 @@ LogicalResult RowLowering::run() {
                               "its row length is not "
                               "known to be a whole number of ")
            << vec << "-element chunks (a kgen.divisibility of the dims)";
+  if (failed(checkGroupLanes()))
+    return failure();
   StridePairs pairs = findStridePairs(kernel);
   for (auto [even, odd] : pairs.loads)
     if (even.getVectorWidth().value_or(1) > 1)
@@ -781,6 +785,33 @@ LogicalResult RowLowering::run() {
   else
     emitRereading();
   gpu::ReturnOp::create(b, loc);
+  return success();
+}
+
+/// A group is G / vec chunks of consecutive lanes at one step, which holds
+/// when that is a power of two of at most a warp that divides the row's
+/// threads (a launch picks a power of two, at least the row's chunks, or
+/// whole warps), and the row is whole chunks.
+LogicalResult RowLowering::checkGroupLanes() {
+  SmallVector<int64_t> groups;
+  kernel.walk([&](Operation *op) {
+    if (auto g = dyn_cast<GroupReduceOp>(op))
+      groups.push_back(g.getGroup());
+    else if (auto st = dyn_cast<StoreOp>(op); st && st.getGroup())
+      groups.push_back(*st.getGroup());
+  });
+  for (int64_t g : groups) {
+    int64_t lanes = g / vec;
+    bool fits =
+        g % vec == 0 && llvm::isPowerOf2_64(lanes) && lanes <= 32 &&
+        wholeChunks &&
+        (sched.getLaunchThreads() || sched.getThreadsPerRow() % lanes == 0);
+    if (!fits)
+      return kernel.emitOpError("groups of ")
+             << g << " elements need whole chunks of " << vec
+             << " elements over a power of two of lanes, at most 32, that "
+             << "divides the row's " << sched.getThreadsPerRow() << " threads";
+  }
   return success();
 }
 

@@ -237,6 +237,21 @@ Value RowLowering::reduceVector(ReduceOp r, Value acc) {
   return vector::ReductionOp::create(b, loc, combiningKind(r.getKind()), acc);
 }
 
+Value RowLowering::groupReduce(GroupReduceOp g, Chunk &c) {
+  Value part = vector::ReductionOp::create(b, loc, combiningKind(g.getKind()),
+                                           chunkValue(g.getInput(), c));
+  Value w32 = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 32);
+  for (int64_t off = int64_t(g.getGroup()) / vec / 2; off >= 1; off /= 2) {
+    Value o = arith::ConstantIntOp::create(b, loc, b.getI32Type(), off);
+    Value other =
+        gpu::ShuffleOp::create(b, loc, part, o, w32, gpu::ShuffleMode::XOR)
+            .getShuffleResult();
+    part = combine(g.getKind(), part, other);
+  }
+  return vector::BroadcastOp::create(
+      b, loc, mlir::VectorType::get({vec}, b.getF32Type()), part);
+}
+
 /// Combines `x` over each aligned group of `width` lanes (a power of two up
 /// to 32) by xor shuffles: every lane of a group ends with its total.
 /// Constants (counts every lane shares) are not shuffled. With `within` (an

@@ -202,6 +202,23 @@ void RowLowering::storeChunk(StoreOp op, Value v, Chunk &c) {
   OpBuilder::InsertionGuard g(b);
   auto valid = scf::IfOp::create(b, loc, TypeRange{}, rowValid, false);
   b.setInsertionPoint(valid.thenBlock()->getTerminator());
+  if (std::optional<int64_t> group = op.getGroup()) {
+    // One element a group, from the chunk that starts it (groups are whole
+    // chunks, checkGroupLanes): element 0 to element e0 / group.
+    Value first = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, loc, c.e0, cIndex(*group)), cIndex(0));
+    if (c.fullCond)
+      first = arith::AndIOp::create(b, loc, first, c.fullCond);
+    auto starts = scf::IfOp::create(b, loc, TypeRange{}, first, false);
+    b.setInsertionPoint(starts.thenBlock()->getTerminator());
+    Value off =
+        elementOffset(*this, start, 1,
+                      arith::DivUIOp::create(b, loc, c.e0, cIndex(*group)), 0);
+    LLVM::StoreOp::create(b, loc, vector::ExtractOp::create(b, loc, v, 0),
+                          gep(ptr, off, elem), bytesOf(elem));
+    return;
+  }
   auto fullPath = [&]() {
     for (int64_t k = 0; k < vec; k += w) {
       Value off = elementOffset(*this, start, op.getStride(), c.e0, k);

@@ -134,14 +134,14 @@ int64_t mlir::kgen::chunkVector(KernelOp kernel) {
   // rows of the row program's own. Rows many programs share (weights,
   // grouped rows, gathered table rows) come from cache and may take two
   // accesses per chunk (rope's f32 cos/sin with bf16 q: 16-byte q accesses
-  // rather than 8).
+  // rather than 8). A group store writes one element a group: no stream.
   int64_t widest = 0, widestShared = 1;
   kernel.walk([&](Operation *op) {
     Value v, tensor;
     if (auto l = dyn_cast<LoadOp>(op)) {
       v = l.getResult();
       tensor = l.getSource();
-    } else if (auto s = dyn_cast<StoreOp>(op)) {
+    } else if (auto s = dyn_cast<StoreOp>(op); s && !s.getGroup()) {
       v = s.getValue();
       tensor = s.getDest();
     }

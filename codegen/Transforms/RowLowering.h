@@ -81,6 +81,12 @@ private:
   SmallVector<SmallVector<Value>>
   clusterReduce(ArrayRef<SmallVector<Value>> warpPartials,
                 ArrayRef<Partial> parts);
+  /// A group reduction's value for chunk `c`: the chunk's own elements, then
+  /// xor shuffles over the lanes that hold the rest of its group (whole
+  /// chunks of consecutive lanes at one step: checkGroupLanes).
+  Value groupReduce(GroupReduceOp g, Chunk &c);
+  /// Fails unless every group of the kernel lies in one step's lanes.
+  LogicalResult checkGroupLanes();
   Value combine(ReduceKind kind, Value a, Value b);
   SmallVector<Value> combineParts(ReduceOp r, ValueRange a, ValueRange b);
   SmallVector<Value> mergeMoments(ValueRange a, ValueRange b);

@@ -842,3 +842,31 @@ module attributes {kgen.launch_policy = #kgen.launch_policy<{many_rows = 8192 : 
 
 // expected-error@+1 {{launch_policy's 'max_threads_per_row' is out of range (thread counts: powers of two up to 1024; others positive)}}
 module attributes {kgen.launch_policy = #kgen.launch_policy<{many_rows = 8192 : i64, many_rows_threads = 128 : i64, max_one_chunk_threads = 64 : i64, max_threads_per_row = 96 : i64, min_block_chunks = 256 : i64, min_block_threads = 64 : i64, reread_chunks = 8 : i64, rows_block = 256 : i64, warp_row_chunks = 4 : i64}>} {}
+
+// -----
+
+kgen.kernel @group_ragged(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {n = 96 : i64}} {
+  %n = arith.constant 96 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] : !kgen.rows<f32> -> tensor<96xf32>
+  // expected-error@+1 {{rows of 96 elements are not a whole number of groups of 64}}
+  %t = kgen.group_reduce max %a group 64 : tensor<96xf32>
+  kgen.store %t, %x[%c0] : tensor<96xf32>, !kgen.rows<f32>
+  kgen.return
+}
+
+// -----
+
+kgen.kernel @group_mean(%x: !kgen.rows<f32> {kgen.name = "x"})
+    attributes {dims = {n = 128 : i64}} {
+  %n = arith.constant 128 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %a = kgen.load %x[%c0] : !kgen.rows<f32> -> tensor<128xf32>
+  // expected-error@+1 {{reduces groups by sum, max or min only}}
+  %t = kgen.group_reduce sqdev %a group 64 : tensor<128xf32>
+  kgen.store %t, %x[%c0] : tensor<128xf32>, !kgen.rows<f32>
+  kgen.return
+}

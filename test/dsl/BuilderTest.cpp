@@ -349,6 +349,9 @@ TEST(Len, ArithmeticIsChecked) {
   EXPECT_THROW((void)(Len::dim(0) * INT64_MAX * 2), LenOverflow);
   EXPECT_EQ(Len::dim(0).eval({INT64_MAX}), INT64_MAX);
   EXPECT_EQ((Len::dim(0) * 2 + 1).eval({3}), 7);
+  EXPECT_EQ((Len::dim(0) * 6 + 4).exactDiv(2), Len::dim(0) * 3 + 2);
+  EXPECT_EQ((Len::dim(0) * 6 + 3).exactDiv(2), std::nullopt);
+  EXPECT_EQ(Len::dim(0).exactDiv(0), std::nullopt);
   EXPECT_THROW((void)(Len::dim(0) * 2).eval({INT64_MAX}), LenOverflow);
   // Ordering never wraps: INT64_MIN is below 1, INT64_MAX above INT64_MIN.
   EXPECT_FALSE(Len(1).provablyLE(Len(INT64_MIN)));
@@ -474,6 +477,27 @@ TEST(BuilderError, ReductionOfAPerRowScalar) {
   expectUserError(c, line, "amax() reduces a row");
   c = catchUserError([&] { line = __LINE__; (void)mean(f.i); });
   expectUserError(c, line, "mean() needs an f32, f16 or bf16 row but got i32");
+}
+
+TEST(BuilderError, Groups) {
+  Fixture f;
+  int line = 0;
+  Caught c = catchUserError([&] { line = __LINE__; (void)amax(f.x, Groups{2}); });
+  expectUserError(c, line, "rows of h elements are not a whole number of groups of 2");
+  c = catchUserError([&] { line = __LINE__; (void)sum(f.x, Groups{0}); });
+  expectUserError(c, line, "a group is 0 elements; groups are 1 to 65536");
+  c = catchUserError([&] { line = __LINE__; (void)f.b.output("g", f.x.to(DType::F32), Groups{2}); });
+  expectUserError(c, line, "rows of h elements are not a whole number of groups of 2");
+  c = catchUserError([&] { line = __LINE__; (void)f.b.output("s", mean(f.x), Groups{1}); });
+  expectUserError(c, line, "a per-group output takes a row value");
+  Builder b("g");
+  Len g = b.dim("groups");
+  Tensor x = b.input("x", DType::F32, g * 4 + 8);
+  EXPECT_TRUE(amax(x, Groups{4}).isRow());
+  b.output("top", amax(x, Groups{4}), Groups{4});
+  Kernel k = b.build();
+  EXPECT_EQ(k.tensors[1].rowLength, g + 2);
+  EXPECT_EQ(k.stores[0].group, 4);
 }
 
 TEST(BuilderError, Names) {

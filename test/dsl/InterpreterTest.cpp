@@ -281,6 +281,37 @@ TEST(Interpreter, PerRowScalarOutputs) {
   EXPECT_EQ(mn.values(), (std::vector<double>{-2, -1, 0}));
 }
 
+TEST(Interpreter, GroupReductionsAndPerGroupOutputs) {
+  // Rows of 3 groups of 2: each element sees its group's result, and a
+  // per-group output keeps the first element of each group.
+  Builder b("group_stats");
+  Len g = b.dim("groups");
+  Tensor x = b.input("x", DType::F32, g * 2);
+  Expr most = amax(abs(x), Groups{2});
+  b.output("y", x / most);
+  b.output("top", most, Groups{2});
+  b.output("sum", sum(x, Groups{2}), Groups{2});
+  b.output("mean", mean(x, Groups{2}), Groups{2});
+  b.output("min", amin(x, Groups{2}), Groups{2});
+  Kernel k = b.build();
+  ASSERT_EQ(k.tensors[2].layout, Layout::Rows);
+  ASSERT_EQ(k.tensors[2].rowLength, g);
+  Buffer xs(DType::F32, {1, -4, 2, 2, -3, 0.5, /**/ 8, 8, -1, 0, 5, -6});
+  Buffer y(DType::F32, std::vector<double>(12)),
+      top(DType::F32, std::vector<double>(6)),
+      s(DType::F32, std::vector<double>(6)),
+      m(DType::F32, std::vector<double>(6)),
+      mn(DType::F32, std::vector<double>(6));
+  run(k, {3}, 2,
+      {xs.host(), y.host(), top.host(), s.host(), m.host(), mn.host()});
+  EXPECT_EQ(top.values(), (std::vector<double>{4, 2, 3, 8, 1, 6}));
+  EXPECT_EQ(y.values(), (std::vector<double>{0.25, -1, 1, 1, -1, f32(0.5 / 3),
+                                             1, 1, -1, 0, f32(5.0 / 6), -1}));
+  EXPECT_EQ(s.values(), (std::vector<double>{-3, 4, -2.5, 16, -1, -1}));
+  EXPECT_EQ(m.values(), (std::vector<double>{-1.5, 2, -1.25, 8, -0.5, -0.5}));
+  EXPECT_EQ(mn.values(), (std::vector<double>{-4, 2, -3, 8, -1, -6}));
+}
+
 TEST(Interpreter, Bf16SumIsComputedWideThenRounded) {
   // Summed one by one in bf16, 1 + 2^-8 + 2^-8 would stay 1 (each step is a
   // tie to even). The sum is taken in double and rounded once: 1 + 2^-7.
