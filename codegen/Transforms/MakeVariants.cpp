@@ -25,26 +25,61 @@ void argumentsOf(Value v, llvm::SmallDenseSet<Value> &out) {
     argumentsOf(o, out);
 }
 
-/// The dims that place accesses (view starts, sub-row lengths, and with
-/// `pitches` head pitches) or size the rows: the ones whose divisibility the
-/// alignment analysis can use. Counts such as heads or table rows are left
-/// out, so that a variant does not demand their divisibility for nothing.
-llvm::SmallDenseSet<Value> addressingDims(KernelOp k, bool pitches = true) {
-  llvm::SmallDenseSet<Value> dims;
+/// The values that place accesses (view starts, sub-row lengths, and with
+/// `pitches` head pitches) or size the rows.
+SmallVector<Value> addressingValues(KernelOp k, bool pitches = true) {
+  SmallVector<Value> values;
   k.walk([&](Operation *op) {
     if (auto l = dyn_cast<LoadOp>(op); l && l.getStart())
-      argumentsOf(l.getStart(), dims);
+      values.push_back(l.getStart());
     else if (auto s = dyn_cast<StoreOp>(op); s && s.getStart())
-      argumentsOf(s.getStart(), dims);
+      values.push_back(s.getStart());
     else if (auto d = dyn_cast<DomainOp>(op))
-      argumentsOf(d.getLength(), dims);
+      values.push_back(d.getLength());
     else if (auto h = dyn_cast<HeadsOp>(op)) {
-      argumentsOf(h.getLength(), dims);
+      values.push_back(h.getLength());
       for (Value p : pitches ? h.getPitches() : ValueRange())
-        argumentsOf(p, dims);
+        values.push_back(p);
     }
   });
+  return values;
+}
+
+/// The dims of addressingValues: the ones whose divisibility the alignment
+/// analysis can use. Counts such as heads or table rows are left out, so
+/// that a variant does not demand their divisibility for nothing.
+llvm::SmallDenseSet<Value> addressingDims(KernelOp k, bool pitches = true) {
+  llvm::SmallDenseSet<Value> dims;
+  for (Value v : addressingValues(k, pitches))
+    argumentsOf(v, dims);
   return dims;
+}
+
+/// Halves each dim's assumed divisibility while every addressing value keeps
+/// what it was known to divide, up to `divisor`: a dim that only scales a
+/// constant (rows of `groups` groups of 128) need not divide by anything.
+void relaxDivisibility(KernelOp k, int64_t divisor) {
+  SmallVector<Value> values = addressingValues(k);
+  auto known = [&] {
+    SmallVector<int64_t> d;
+    for (Value v : values)
+      d.push_back(std::min(divisor, knownDivisor(v, k)));
+    return d;
+  };
+  SmallVector<int64_t> want = known();
+  Builder b(k.getContext());
+  for (auto [i, t] : llvm::enumerate(k.getArgumentTypes())) {
+    auto d = k.getArgAttrOfType<IntegerAttr>(i, kDivisibilityAttr);
+    if (!isa<IndexType>(t) || !d || d.getInt() < 2)
+      continue;
+    for (int64_t next = d.getInt() / 2; next >= 1; next /= 2) {
+      k.setArgAttr(i, kDivisibilityAttr, b.getI64IntegerAttr(next));
+      if (known() != want) {
+        k.setArgAttr(i, kDivisibilityAttr, b.getI64IntegerAttr(next * 2));
+        break;
+      }
+    }
+  }
 }
 
 /// Annotates `k` with the assumptions of a variant: `align` bytes for every
@@ -75,6 +110,7 @@ void assume(KernelOp k, int64_t align, int64_t divisor,
       k.setArgAttr(i, kDivisibilityAttr, b.getI64IntegerAttr(d));
     }
   }
+  relaxDivisibility(k, divisor);
 }
 
 /// Whether a bounded dim (kgen.max) places `k`'s accesses.
