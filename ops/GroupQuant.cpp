@@ -25,8 +25,6 @@ static Kernel groupQuant(DType dt, int64_t group, Quant8 to) {
   return b.build();
 }
 
-static const std::vector<int64_t> kGroupSizes = {64, 128};
-
 KGEN_REGISTER_OP(per_token_group_quant_fp8)
     .summary("per group of --hidden elements: scale = max(amax|x|, eps) / "
              "448, y = (x / scale).to(f8e4m3); outputs y and scale [T, "

@@ -6,8 +6,15 @@
 
 #include <limits>
 #include <optional>
+#include <vector>
 
 namespace kgen::ops {
+
+/// The 8-bit format of a quantizing op's output.
+enum class Quant8 { F8E4M3, I8 };
+
+/// The group sizes the per-group quantizing ops are built for (vLLM's).
+inline const std::vector<int64_t> kGroupSizes = {64, 128};
 
 /// Writes f32 `y` as fp8 e4m3 "y" = (y / scale), saturating at +-448 (vLLM's
 /// scaled conversion). A static scale is the kernel scalar "scale"; a dynamic
@@ -45,8 +52,24 @@ inline void storeInt8(Builder &b, const Expr &y, bool dynamicScale) {
   b.output("scale", scale);
 }
 
-/// The 8-bit format of a quantizing op's output.
-enum class Quant8 { F8E4M3, I8 };
+/// Writes f32 `y` with a scale per run of `group` elements (vLLM's
+/// rms_norm_per_block_quant): min(amax|y|, bound) / qmax, at least the
+/// least scale storeFp8 or storeInt8 takes, multiplied in as its f32
+/// reciprocal and converted as they convert; the [rows, groups] output
+/// "scale" holds the scales.
+inline void storeGroupQuant(Builder &b, const Expr &y, int64_t group, Quant8 to,
+                            std::optional<Expr> bound = std::nullopt) {
+  Groups g{group};
+  Expr top = bound ? min(amax(abs(y), g), *bound) : amax(abs(y), g);
+  Expr scale =
+      to == Quant8::I8
+          ? max(top / 127.0, (double)std::numeric_limits<float>::epsilon())
+          : max(top / 448.0, 1.0 / (448.0 * 512.0));
+  Expr q = y * (1.0 / scale);
+  b.output("y",
+           to == Quant8::I8 ? round(q).to(DType::I8) : q.to(DType::F8E4M3));
+  b.output("scale", scale, g);
+}
 
 inline const char *quantSuffix(Quant8 q) {
   return q == Quant8::I8 ? "_int8" : "";

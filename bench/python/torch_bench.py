@@ -155,7 +155,9 @@ LIB_OPS = ["rmsnorm_noweight", "fused_add_rmsnorm_quant_static",
            "rmsnorm_quant_int8_dynamic", "fused_add_rmsnorm_quant_int8_static",
            "fused_add_rmsnorm_quant_int8_dynamic", "quant_int8_static",
            "quant_int8_dynamic", "per_token_group_quant_fp8",
-           "per_token_group_quant_int8"]
+           "per_token_group_quant_int8", "rmsnorm_quant_group",
+           "rmsnorm_quant_int8_group", "fused_add_rmsnorm_quant_group",
+           "fused_add_rmsnorm_quant_int8_group"]
 SUITES = {"norms": NORM_OPS + ACT_OPS, "views": VIEW_OPS, "library": LIB_OPS}
 MAX_BYTES = 4.3e9
 IMPLS = ["kgen", "eager", "compile"]
@@ -406,6 +408,48 @@ def f_per_token_group_quant_fp8(x):
 
 def f_per_token_group_quant_int8(x):
     return _group_quant(x, -128.0, 127.0, torch.int8)
+
+
+def _norm_group_quant(n, int8, scale_ub=None):
+    # vLLM's rms_norm_per_block_quant: per group of GROUP_SIZE, s =
+    # max(min(amax, scale_ub) / qmax, the least scale); n * (1 / s), converted.
+    g = n.unflatten(-1, (-1, GROUP_SIZE))
+    top = g.abs().amax(-1, keepdim=True)
+    if scale_ub is not None:
+        top = top.clamp(max=scale_ub)
+    s = (top / (127.0 if int8 else FP8_MAX)).clamp(
+        min=torch.finfo(torch.float32).eps if int8 else 1.0 / (FP8_MAX * 512.0))
+    q = g * (1.0 / s)
+    q = (_int8_rn(q) if int8 else
+         q.clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn))
+    return q.flatten(-2), s.squeeze(-1)
+
+
+def f_rmsnorm_quant_group(x, weight):
+    return _norm_group_quant(rmsnorm_ref(x, weight, 1e-6).float(), False,
+                             SCALE_UB)
+
+
+def f_rmsnorm_quant_int8_group(x, weight):
+    return _norm_group_quant(rmsnorm_ref(x, weight, 1e-6).float(), True)
+
+
+def _added_norm(x, residual, weight):
+    # vLLM's kernels with a residual: the f32 sum normalised, the sum kept.
+    s = x.float() + residual.float()
+    n = (weight * (s * torch.rsqrt(s.pow(2).mean(-1, keepdim=True) + 1e-6))
+         .to(x.dtype)).float()
+    return n, s.to(x.dtype)
+
+
+def f_fused_add_rmsnorm_quant_group(x, residual, weight):
+    n, r = _added_norm(x, residual, weight)
+    return _norm_group_quant(n, False, SCALE_UB) + (r,)
+
+
+def f_fused_add_rmsnorm_quant_int8_group(x, residual, weight):
+    n, r = _added_norm(x, residual, weight)
+    return _norm_group_quant(n, True) + (r,)
 
 
 # vLLM's forward_native of each activation (model dtype, op by op).
@@ -734,6 +778,26 @@ for _op, _out in (("per_token_group_quant_fp8", "float8_e4m3fn"),
         rows=lambda T, h, b: T * (h // GROUP_SIZE))
 
 
+# RMSNorm with a scale per group (vLLM's rms_norm_per_block_quant).
+for _op in ("rmsnorm_quant_group", "rmsnorm_quant_int8_group",
+            "fused_add_rmsnorm_quant_group",
+            "fused_add_rmsnorm_quant_int8_group"):
+    _res = _op.startswith("fused_add")
+    OPS[_op] = dict(
+        fn=globals()["f_" + _op],
+        tensors=[("x", "row", "in", "randn")]
+        + ([("residual", "row", "inout", "randn")] if _res else [])
+        + [("weight", "vec", "in", "w1"), ("y", "row", "out", None),
+           ("scale", "groups", "out", None)],
+        dtypes={"y": "int8" if "int8" in _op else "float8_e4m3fn",
+                "scale": "float32"},
+        eager_in=["x", "residual", "weight"] if _res else ["x", "weight"],
+        compare=["y", "scale"] + (["residual"] if _res else []),
+        scalars=dict({"eps": 1e-6},
+                     **({} if "int8" in _op else {"scale_ub": SCALE_UB})),
+        length=lambda h: GROUP_SIZE,
+        dims=lambda T, h, b: {"groups": h // GROUP_SIZE})
+
 OPS["mul_and_silu"] = dict(OPS["silu_and_mul"], fn=f_mul_and_silu)
 # FlashInfer's rounding of the norms (docs/rounding.md).
 OPS["rmsnorm_flashinfer"] = dict(OPS["rmsnorm"], fn=f_rmsnorm_flashinfer)
@@ -972,7 +1036,8 @@ OPS["rope_neox_padded"] = dict(
 def shape_of(layout, T, h, b=0):
     return {"row": (T, h), "row2": (T, 2 * h), "vec": (h,),
             "batch": (b, h), "tok": (T,),
-            "group": (T * (h // GROUP_SIZE),)}[layout]
+            "group": (T * (h // GROUP_SIZE),),
+            "groups": (T, h // GROUP_SIZE)}[layout]
 
 
 def dtype_of(op, name):

@@ -404,6 +404,70 @@ std::tuple<Tensor, Tensor> perTokenGroupQuantInt8(const Tensor &x,
   return groupQuant("per_token_group_quant_int8", at::kChar, x, group, eps);
 }
 
+/// vLLM's rms_norm_per_block_quant: y (`out`) of rmsnorm(x [+ residual, in
+/// place]) * weight with f32 scales [..., hidden / group], row-major, one
+/// per group; fp8 scales bounded by `scaleUb`.
+std::tuple<Tensor, Tensor>
+rmsnormQuantGroup(const char *op, at::ScalarType out, const Tensor &x,
+                  const std::optional<Tensor> &residual, const Tensor &weight,
+                  int64_t group, std::optional<double> scaleUb, double eps) {
+  const int64_t h = checkRowsAndWeight(op, x, weight);
+  TORCH_CHECK(group > 0 && h % group == 0, "kgen::", op, ": group_size ", group,
+              " must divide the last dim of 'x' (", h, ")");
+  TORCH_CHECK(!scaleUb || *scaleUb > 0, "kgen::", op,
+              ": scale_ub must be > 0, not ", *scaleUb);
+  const int64_t groups = h / group, rows = leadingRows(x);
+  Tensor y = at::empty(x.sizes(), x.options().dtype(out));
+  std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
+  shape.back() = groups;
+  Tensor scale = at::empty(shape, x.options().dtype(at::kFloat));
+  Call c(op, x.scalar_type(), group, /*fixedLength=*/true);
+  c.rows("x", asRows(x));
+  if (residual) {
+    checkLike(op, *residual, "residual", x);
+    checkInPlace(op, *residual, "residual");
+    c.rows("residual", *residual);
+  }
+  c.whole("weight", weight)
+      .rows("y", y)
+      .rows("scale", scale)
+      .scalar("eps", eps);
+  if (out != at::kChar)
+    c.scalar("scale_ub",
+             scaleUb.value_or(std::numeric_limits<double>::infinity()));
+  c.dim("groups", groups).run(rows);
+  return {y, scale};
+}
+
+std::tuple<Tensor, Tensor>
+rmsnormQuantGroupFp8(const Tensor &x, const Tensor &weight, int64_t group,
+                     std::optional<double> scaleUb, double eps) {
+  return rmsnormQuantGroup("rmsnorm_quant_group", at::kFloat8_e4m3fn, x,
+                           std::nullopt, weight, group, scaleUb, eps);
+}
+
+std::tuple<Tensor, Tensor> rmsnormQuantInt8Group(const Tensor &x,
+                                                 const Tensor &weight,
+                                                 int64_t group, double eps) {
+  return rmsnormQuantGroup("rmsnorm_quant_int8_group", at::kChar, x,
+                           std::nullopt, weight, group, std::nullopt, eps);
+}
+
+std::tuple<Tensor, Tensor>
+fusedAddRmsnormQuantGroup(const Tensor &x, const Tensor &residual,
+                          const Tensor &weight, int64_t group,
+                          std::optional<double> scaleUb, double eps) {
+  return rmsnormQuantGroup("fused_add_rmsnorm_quant_group", at::kFloat8_e4m3fn,
+                           x, residual, weight, group, scaleUb, eps);
+}
+
+std::tuple<Tensor, Tensor>
+fusedAddRmsnormQuantInt8Group(const Tensor &x, const Tensor &residual,
+                              const Tensor &weight, int64_t group, double eps) {
+  return rmsnormQuantGroup("fused_add_rmsnorm_quant_int8_group", at::kChar, x,
+                           residual, weight, group, std::nullopt, eps);
+}
+
 /// AdaLN over x [B, T, C] with scale and shift [B, C] per batch.
 Tensor adaln(const char *op, const Tensor &x, const Tensor &scale,
              const Tensor &shift, double eps) {
@@ -793,6 +857,10 @@ void impls(torch::Library &m) {
   m.impl("quant_int8_dynamic", &quantInt8Dynamic);
   m.impl("per_token_group_quant_fp8", &perTokenGroupQuantFp8);
   m.impl("per_token_group_quant_int8", &perTokenGroupQuantInt8);
+  m.impl("rmsnorm_quant_group", &rmsnormQuantGroupFp8);
+  m.impl("rmsnorm_quant_int8_group", &rmsnormQuantInt8Group);
+  m.impl("fused_add_rmsnorm_quant_group", &fusedAddRmsnormQuantGroup);
+  m.impl("fused_add_rmsnorm_quant_int8_group", &fusedAddRmsnormQuantInt8Group);
   m.impl("adaln", &adalnLayernorm);
   m.impl("adaln_rmsnorm", &adalnRmsnorm);
   m.impl("silu", &silu);
@@ -902,6 +970,16 @@ TORCH_LIBRARY(kgen, m) {
            "float eps=1e-10) -> (Tensor, Tensor)",
            "per_token_group_quant_int8(Tensor x, int group_size, "
            "float eps=1e-10) -> (Tensor, Tensor)",
+           "rmsnorm_quant_group(Tensor x, Tensor weight, int group_size, "
+           "float? scale_ub=None, float eps=1e-6) -> (Tensor, Tensor)",
+           "rmsnorm_quant_int8_group(Tensor x, Tensor weight, "
+           "int group_size, float eps=1e-6) -> (Tensor, Tensor)",
+           "fused_add_rmsnorm_quant_group(Tensor x, Tensor(a!) residual, "
+           "Tensor weight, int group_size, float? scale_ub=None, "
+           "float eps=1e-6) -> (Tensor, Tensor)",
+           "fused_add_rmsnorm_quant_int8_group(Tensor x, Tensor(a!) "
+           "residual, Tensor weight, int group_size, float eps=1e-6) "
+           "-> (Tensor, Tensor)",
            "adaln(Tensor x, Tensor scale, Tensor shift, float eps=1e-6) "
            "-> Tensor",
            "adaln_rmsnorm(Tensor x, Tensor scale, Tensor shift, "

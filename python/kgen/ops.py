@@ -21,7 +21,9 @@ __all__ = [
     "fused_add_rmsnorm_quant_int8_static",
     "fused_add_rmsnorm_quant_int8_dynamic", "quant_int8_static",
     "quant_int8_dynamic", "per_token_group_quant_fp8",
-    "per_token_group_quant_int8", "adaln", "adaln_rmsnorm",
+    "per_token_group_quant_int8", "rmsnorm_quant_group",
+    "rmsnorm_quant_int8_group", "fused_add_rmsnorm_quant_group",
+    "fused_add_rmsnorm_quant_int8_group", "adaln", "adaln_rmsnorm",
     "rmsnorm_noweight", "silu", "gelu", "gelu_tanh", "gelu_quick", "gelu_new",
     "gelu_fast", "softmax", "silu_and_mul", "mul_and_silu", "gelu_and_mul",
     "gelu_tanh_and_mul", "fatrelu_and_mul", "swigluoai_and_mul",
@@ -160,6 +162,35 @@ def per_token_group_quant_int8(x, group_size, eps=1e-10):
     """per_token_group_quant_fp8 into int8: s = max(amax|x|, eps) / 127 and
     x / s truncated, as vLLM's per_token_group_quant_int8."""
     return _ops.per_token_group_quant_int8(x, group_size, eps)
+
+
+def rmsnorm_quant_group(x, weight, group_size, scale_ub=None, eps=1e-6):
+    """vLLM's rms_norm_per_block_quant into fp8: y = rmsnorm(x) * weight, per
+    group of group_size (64 or 128) elements s = max(min(amax|y|, scale_ub)
+    / 448, 1 / (448 * 512)) and (y * (1 / s)).to(float8_e4m3fn); returns y
+    and the f32 scales [..., hidden / group_size], row-major."""
+    return _ops.rmsnorm_quant_group(x, weight, group_size, scale_ub, eps)
+
+
+def rmsnorm_quant_int8_group(x, weight, group_size, eps=1e-6):
+    """rmsnorm_quant_group into int8: s = max(amax|y| / 127, FLT_EPSILON),
+    round(y * (1 / s)) saturating."""
+    return _ops.rmsnorm_quant_int8_group(x, weight, group_size, eps)
+
+
+def fused_add_rmsnorm_quant_group(x, residual, weight, group_size,
+                                  scale_ub=None, eps=1e-6):
+    """residual += x in place, then rmsnorm_quant_group of the f32 sum (as
+    vLLM's kernel with a residual)."""
+    return _ops.fused_add_rmsnorm_quant_group(x, residual, weight, group_size,
+                                              scale_ub, eps)
+
+
+def fused_add_rmsnorm_quant_int8_group(x, residual, weight, group_size,
+                                       eps=1e-6):
+    """residual += x in place, then rmsnorm_quant_int8_group of the f32 sum."""
+    return _ops.fused_add_rmsnorm_quant_int8_group(x, residual, weight,
+                                                   group_size, eps)
 
 
 def adaln(x, scale, shift, eps=1e-6):

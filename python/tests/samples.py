@@ -105,6 +105,33 @@ def ref_group_quant(x, group_size, eps, lo=-448.0, hi=448.0, dtype=F8):
     return y.flatten(-2), s.squeeze(-1)
 
 
+def _norm_group_quant(n, group_size, scale_ub, int8):
+    # vLLM's rms_norm_per_block_quant: each group's scale, then y * (1 / s).
+    g = n.unflatten(-1, (-1, group_size))
+    top = g.abs().amax(-1, keepdim=True)
+    if scale_ub is not None:
+        top = top.clamp(max=scale_ub)
+    s = (top / (127 if int8 else 448)).clamp(
+        min=torch.finfo(torch.float32).eps if int8 else 1.0 / (448 * 512))
+    q = g * (1 / s)
+    q = _int8_rn(q) if int8 else q.clamp(-448, 448).to(F8)
+    return q.flatten(-2), s.squeeze(-1)
+
+
+def ref_rmsnorm_quant_group(int8, residual):
+    def f(x, *args):
+        if residual:
+            r, w, g, *rest = args
+            s = x.float() + r.float()
+            n = (w * (s * torch.rsqrt(s.pow(2).mean(-1, keepdim=True)
+                                      + rest[-1])).to(x.dtype)).float()
+        else:
+            w, g, *rest = args
+            n = ref_rmsnorm(x, w, rest[-1]).float()
+        return _norm_group_quant(n, g, None if int8 else rest[0], int8)
+    return f
+
+
 def ref_adaln(x, scale, shift, eps=1e-6, rms=False):
     xf = x.float()
     n = _rms(x, eps) if rms else F.layer_norm(xf, xf.shape[-1:], eps=eps)
@@ -214,6 +241,8 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
     shift = randn(2, h, dtype=dtype, device=device, seed=6) * 0.1
     x2 = randn(4, 2 * h, dtype=dtype, device=device, seed=7)
     xg = randn(2, 3, 384, dtype=dtype, device=device, seed=12)  # groups of 64 and 128
+    wg = randn(384, dtype=dtype, device=device, seed=13)
+    rg = randn(2, 3, 384, dtype=dtype, device=device, seed=14)
     d, hq, hk, t = head_dim, 4, 2, 5
     q = randn(t, hq, d, dtype=dtype, device=device, seed=8)
     k = randn(t, hk, d, dtype=dtype, device=device, seed=9)
@@ -274,6 +303,17 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
          lambda x, g, e: ref_group_quant(x, g, e, -128.0, 127.0, I8)),
         ("per_token_group_quant_int8", (xg, 128, 1e-10),
          lambda x, g, e: ref_group_quant(x, g, e, -128.0, 127.0, I8)),
+        # A bound of 2 clamps most groups' amax: their largest saturate.
+        ("rmsnorm_quant_group", (xg, wg, 128, None, 1e-6),
+         ref_rmsnorm_quant_group(False, False)),
+        ("rmsnorm_quant_group", (xg, wg, 64, 2.0, 1e-6),
+         ref_rmsnorm_quant_group(False, False)),
+        ("rmsnorm_quant_int8_group", (xg, wg, 64, 1e-6),
+         ref_rmsnorm_quant_group(True, False)),
+        ("fused_add_rmsnorm_quant_group", (xg, rg.clone(), wg, 128, 2.0, 1e-6),
+         ref_rmsnorm_quant_group(False, True)),
+        ("fused_add_rmsnorm_quant_int8_group", (xg, rg.clone(), wg, 128, 1e-6),
+         ref_rmsnorm_quant_group(True, True)),
         ("adaln", (x, scale, shift, 1e-6), ref_adaln),
         ("adaln_rmsnorm", (x, scale, shift, 1e-6),
          lambda *a: ref_adaln(*a, rms=True)),
@@ -364,6 +404,10 @@ INPLACE = {
     "fused_add_rmsnorm_quant_int8_static": lambda x, r, w, s, e: (x + r,),
     "fused_add_rmsnorm_quant_int8_dynamic": lambda x, r, w, e: (
         (x.float() + r.float()).to(x.dtype),),
+    "fused_add_rmsnorm_quant_group": lambda x, r, w, g, b, e: (
+        (x.float() + r.float()).to(x.dtype),),
+    "fused_add_rmsnorm_quant_int8_group": lambda x, r, w, g, e: (
+        (x.float() + r.float()).to(x.dtype),),
     "rope_neox": lambda p, q, k, c: ref_rope_neox(p, q, k, c),
     "rope_gptj": lambda p, q, k, c: ref_rope_neox(p, q, k, c, gptj=True),
     "rope_neox_partial": lambda p, q, k, c: ref_rope_neox(p, q, k, c),
@@ -379,7 +423,9 @@ MUTATED = {"fused_add_rmsnorm": (0, 1), "gemma_fused_add_rmsnorm": (0, 1),
            "fused_add_rmsnorm_quant_static": (1,),
            "fused_add_rmsnorm_quant_dynamic": (1,),
            "fused_add_rmsnorm_quant_int8_static": (1,),
-           "fused_add_rmsnorm_quant_int8_dynamic": (1,), "rope_neox": (1, 2),
+           "fused_add_rmsnorm_quant_int8_dynamic": (1,),
+           "fused_add_rmsnorm_quant_group": (1,),
+           "fused_add_rmsnorm_quant_int8_group": (1,), "rope_neox": (1, 2),
            "rope_gptj": (1, 2), "rope_neox_partial": (1, 2),
            "rope_gptj_partial": (1, 2), "qk_rmsnorm": (0, 1),
            "qk_norm_rope_neox": (1, 2), "qk_norm_rope_gptj": (1, 2)}

@@ -168,6 +168,12 @@ def test_argument_errors():
     _raises("group_size 64, 128 only, not 96",
             kgen.per_token_group_quant_int8, torch.randn(4, 192), 96)
     _raises("scale must be > 0", kgen.quant_int8_static, x, 0.0)
+    xg, wg = torch.randn(4, 256), torch.randn(256)
+    _raises("group_size 96 must divide", kgen.rmsnorm_quant_group, xg, wg, 96)
+    _raises("group_size 64, 128 only, not 32", kgen.rmsnorm_quant_int8_group,
+            xg, wg, 32)
+    _raises("scale_ub must be > 0", kgen.fused_add_rmsnorm_quant_group, xg,
+            xg.clone(), wg, 128, -1.0)
 
 
 def test_rope_heads_padded_inside_a_row():

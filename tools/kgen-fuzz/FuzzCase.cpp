@@ -73,7 +73,7 @@ bool isPrime(int64_t n) {
 
 /// A dim of `role`: one, powers of two and odd counts of heads; groups of
 /// one to 4096 row programs; tables of one row to 65536; heads dense or
-/// padded by up to 64 elements.
+/// padded by up to 64 elements; rows of one to 512 groups.
 int64_t drawDim(std::mt19937_64 &rng, const DimDraw &d, int64_t length) {
   auto pick = [&](int64_t n) { return int64_t(rng() % uint64_t(n)); };
   int64_t r = pick(8);
@@ -86,6 +86,8 @@ int64_t drawDim(std::mt19937_64 &rng, const DimDraw &d, int64_t length) {
     return r < 1 ? 1 : r < 2 ? 2 + pick(15) : logUniform(rng, 16, 65536);
   case DimRole::Pitch:
     return length + (r < 3 ? 0 : r < 6 ? 8 * (1 + pick(8)) : 1 + pick(64));
+  case DimRole::Span:
+    return r < 1 ? 1 : r < 4 ? 1 + pick(16) : logUniform(rng, 1, 512);
   case DimRole::Bounded: { // the bound, a multiple of 8 below it, or any
     auto it = d.maxByLength.find(length);
     int64_t max = it == d.maxByLength.end() ? 1 : it->second;

@@ -48,6 +48,7 @@ enum class DimRole {
   Table,   ///< rows of a gathered table (max_pos)
   Bounded, ///< a dim with an upper bound (rope's rotary_pairs)
   Pitch,   ///< elements between a heads() part's sub-rows (q_head_stride)
+  Span,    ///< a factor of the row length (groups of a row's group scales)
 };
 
 /// A dim the case draws besides the row length.

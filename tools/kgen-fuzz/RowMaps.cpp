@@ -59,6 +59,7 @@ bool dimRoles(const Kernel &k, const std::string &mainDim, int64_t length,
     mark(td.map.tableRows, DimRole::Table);
   for (const TensorDecl &td : k.tensors)
     mark(td.map.subPitch, DimRole::Pitch);
+  mark(k.domain, DimRole::Span);
   out.clear();
   for (size_t d = 0; d < k.dims.size(); ++d) {
     if (k.dims[d] == mainDim)
@@ -70,8 +71,8 @@ bool dimRoles(const Kernel &k, const std::string &mainDim, int64_t length,
     auto it = role.find(int(d));
     if (it == role.end()) {
       err = "dim '" + k.dims[d] +
-            "' is no head count, group size or table size: kgen-fuzz "
-            "cannot draw it";
+            "' is no head count, group size, table size or factor of the "
+            "row length: kgen-fuzz cannot draw it";
       return false;
     }
     out.push_back({k.dims[d], it->second});
