@@ -165,15 +165,16 @@ struct Occupancy : ::mlir::kgen::impl::KgenOccupancyBase<Occupancy> {
       // Shared rows wider than the held ones count too (ptxas hoists their
       // loads), twice with lateRowRegisters: at once, sm_100's ptxas spilled
       // rmsnorm_f32w's exact-length variant of 16384 at 72 registers.
-      for (LoadOp l : widerSharedLoads(k, heldBytes))
+      SmallVector<LoadOp> wider = widerSharedLoads(k, heldBytes);
+      for (LoadOp l : wider)
         if (!counts(l))
           words += loadedWords(l, elements) * (lateRowRegisters ? 2 : 1);
       // Part vectors (one load beside each held slice of a head) and
-      // gathered rows count too: ptxas hoists their loads, and heads of 8
-      // slices (qk_norm_rope's partial forms) spilled without them.
+      // gathered rows count too, once: ptxas hoists their loads, and heads
+      // of 8 slices (qk_norm_rope's partial forms) spilled without them.
       for (LoadOp l : k.getBody().getOps<LoadOp>())
         if ((readsPartVector(l) || l.getSource().getDefiningOp<GatherOp>()) &&
-            !counts(l))
+            !counts(l) && !llvm::is_contained(wider, l))
           words += loadedWords(l, elements);
       int64_t need = llvm::alignTo(words + registersBesideRow, 8);
       // As many whole blocks as wideBlockResidentThreads hold, in whole

@@ -389,6 +389,66 @@ kgen.kernel @wide_head_slices(
 
 // -----
 
+// The same with an f32 table: its gathered row, wider than the held bf16
+// rows, is 16 words, counted once: 80 words and 24 others, 104 registers
+// (counted as a wider shared row and again as a gathered one: 120).
+// CHECK-LABEL: gpu.func @wide_head_slices_f32_table(
+// CHECK-SAME: nvvm.maxnreg = 104 : i32
+kgen.kernel @wide_head_slices_f32_table(
+    %q: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "q"},
+    %k: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "k"},
+    %wq: !kgen.vector<bf16> {kgen.align = 16 : i64, kgen.name = "wq"},
+    %wk: !kgen.vector<bf16> {kgen.align = 16 : i64, kgen.name = "wk"},
+    %p: !kgen.scalars<i64> {kgen.name = "positions"},
+    %t: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "table"},
+    %hq: index {kgen.name = "hq"}, %hk: index {kgen.name = "hk"},
+    %rows: index {kgen.name = "rows"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 8, threadsPerRow = 2, rowsPerBlock = 128, chunks = 2, reread = false>} {
+  %c32 = arith.constant 32 : index
+  kgen.domain %c32
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %c96 = arith.constant 96 : index
+  %c128 = arith.constant 128 : index
+  %qk = kgen.heads [%q, %k] counts [%hq, %hk] length %c128
+      : !kgen.rows<bf16>, !kgen.rows<bf16> -> !kgen.rows<bf16>
+  %w = kgen.heads [%wq, %wk] counts [%hq, %hk] length %c128
+      : !kgen.vector<bf16>, !kgen.vector<bf16> -> !kgen.rows<bf16>
+  %h = arith.addi %hq, %hk : index
+  %pg = kgen.group %p by %h : !kgen.scalars<i64>
+  %cs = kgen.gather %t[%pg] rows %rows : !kgen.rows<f32>, !kgen.scalars<i64>
+  %x0 = kgen.load %qk[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<32xbf16>
+  %x1 = kgen.load %qk[%c32] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<32xbf16>
+  %x2 = kgen.load %qk[%c64] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<32xbf16>
+  %x3 = kgen.load %qk[%c96] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<32xbf16>
+  %s1 = arith.addf %x0, %x1 : tensor<32xbf16>
+  %s2 = arith.addf %x2, %x3 : tensor<32xbf16>
+  %s3 = arith.addf %s1, %s2 : tensor<32xbf16>
+  %f = arith.extf %s3 : tensor<32xbf16> to tensor<32xf32>
+  %r = kgen.reduce sum %f : tensor<32xf32> -> f32
+  %rt = arith.truncf %r : f32 to bf16
+  %b = kgen.broadcast %rt : bf16 -> tensor<32xbf16>
+  %cf = kgen.load %cs[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<32xf32>
+  %c = arith.truncf %cf : tensor<32xf32> to tensor<32xbf16>
+  %w0 = kgen.load %w[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<32xbf16>
+  %w1 = kgen.load %w[%c32] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<32xbf16>
+  %w2 = kgen.load %w[%c64] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<32xbf16>
+  %w3 = kgen.load %w[%c96] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<32xbf16>
+  %m0 = arith.mulf %x0, %w0 : tensor<32xbf16>
+  %m1 = arith.mulf %x1, %w1 : tensor<32xbf16>
+  %m2 = arith.mulf %x2, %w2 : tensor<32xbf16>
+  %m3 = arith.mulf %x3, %w3 : tensor<32xbf16>
+  %o0 = arith.mulf %m0, %b : tensor<32xbf16>
+  %o1 = arith.mulf %m1, %c : tensor<32xbf16>
+  kgen.store %o0, %qk[%c0] {vector_width = 8 : i64} : tensor<32xbf16>, !kgen.rows<bf16>
+  kgen.store %o1, %qk[%c32] {vector_width = 8 : i64} : tensor<32xbf16>, !kgen.rows<bf16>
+  kgen.store %m2, %qk[%c64] {vector_width = 8 : i64} : tensor<32xbf16>, !kgen.rows<bf16>
+  kgen.store %m3, %qk[%c96] {vector_width = 8 : i64} : tensor<32xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
+// -----
+
 // Rows of 64 threads launched one a block keep half the registers (128),
 // though the block may take 4 rows.
 // CHECK-LABEL: gpu.func @narrow_launched(
