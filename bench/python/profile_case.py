@@ -33,7 +33,10 @@ def main():
     tb.kg.load(args.lib)
     torch.empty(1, device="cuda")  # the primary context, current here
     manifest = tb.kg.read_manifest(args.kernels)
-    kernel = tb.find_kernel(manifest, args.op, args.hidden, allow_dyn=True)
+    # Ops built for fixed lengths (the group-scale ops' group size) name
+    # their kernel by that length, as torch_bench does.
+    length = tb.OPS[args.op].get("length", lambda h: h)(args.hidden)
+    kernel = tb.find_kernel(manifest, args.op, length, allow_dyn=True)
     T, h, b = args.tokens, args.hidden, args.b
     dev = torch.device("cuda")
     gen = torch.Generator(device=dev)
