@@ -54,9 +54,9 @@ inline void storeInt8(Builder &b, const Expr &y, bool dynamicScale) {
 
 /// Writes f32 `y` with a scale per run of `group` elements (vLLM's
 /// rms_norm_per_block_quant): min(amax|y|, bound) / qmax, at least the
-/// least scale storeFp8 or storeInt8 takes, multiplied in as its f32
-/// reciprocal and converted as they convert; the [rows, groups] output
-/// "scale" holds the scales.
+/// least scale storeFp8 or storeInt8 takes, applied and converted as they
+/// apply it (fp8 divides, int8 multiplies by the f32 reciprocal); the
+/// [rows, groups] output "scale" holds the scales.
 inline void storeGroupQuant(Builder &b, const Expr &y, int64_t group, Quant8 to,
                             std::optional<Expr> bound = std::nullopt) {
   Groups g{group};
@@ -65,9 +65,8 @@ inline void storeGroupQuant(Builder &b, const Expr &y, int64_t group, Quant8 to,
       to == Quant8::I8
           ? max(top / 127.0, (double)std::numeric_limits<float>::epsilon())
           : max(top / 448.0, 1.0 / (448.0 * 512.0));
-  Expr q = y * (1.0 / scale);
-  b.output("y",
-           to == Quant8::I8 ? round(q).to(DType::I8) : q.to(DType::F8E4M3));
+  b.output("y", to == Quant8::I8 ? round(y * (1.0 / scale)).to(DType::I8)
+                                 : (y / scale).to(DType::F8E4M3));
   b.output("scale", scale, g);
 }
 

@@ -34,8 +34,8 @@ static Kernel rmsnormGroupQuant(DType dt, int64_t group, bool residual,
 
 KGEN_REGISTER_OP(rmsnorm_quant_group)
     .summary("per group of --hidden elements of y = rmsnorm(x) * weight: "
-             "scale = min(amax|y|, scale_ub) / 448; outputs (y * (1 / "
-             "scale)).to(f8e4m3) and scale [T, groups] (vLLM)")
+             "scale = min(amax|y|, scale_ub) / 448; outputs (y / "
+             "scale).to(f8e4m3) and scale [T, groups] (vLLM)")
     .dim("group_size")
     .lengths(kGroupSizes)
     .scalar("eps", 1e-6)

@@ -412,16 +412,16 @@ def f_per_token_group_quant_int8(x):
 
 def _norm_group_quant(n, int8, scale_ub=None):
     # vLLM's rms_norm_per_block_quant: per group of GROUP_SIZE, s =
-    # max(min(amax, scale_ub) / qmax, the least scale); n * (1 / s), converted.
+    # max(min(amax, scale_ub) / qmax, the least scale); n / s (int8:
+    # n * (1 / s)), converted.
     g = n.unflatten(-1, (-1, GROUP_SIZE))
     top = g.abs().amax(-1, keepdim=True)
     if scale_ub is not None:
         top = top.clamp(max=scale_ub)
     s = (top / (127.0 if int8 else FP8_MAX)).clamp(
         min=torch.finfo(torch.float32).eps if int8 else 1.0 / (FP8_MAX * 512.0))
-    q = g * (1.0 / s)
-    q = (_int8_rn(q) if int8 else
-         q.clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn))
+    q = (_int8_rn(g * (1.0 / s)) if int8 else
+         (g / s).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn))
     return q.flatten(-2), s.squeeze(-1)
 
 

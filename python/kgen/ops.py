@@ -167,7 +167,7 @@ def per_token_group_quant_int8(x, group_size, eps=1e-10):
 def rmsnorm_quant_group(x, weight, group_size, scale_ub=None, eps=1e-6):
     """vLLM's rms_norm_per_block_quant into fp8: y = rmsnorm(x) * weight, per
     group of group_size (64 or 128) elements s = max(min(amax|y|, scale_ub)
-    / 448, 1 / (448 * 512)) and (y * (1 / s)).to(float8_e4m3fn); returns y
+    / 448, 1 / (448 * 512)) and (y / s).to(float8_e4m3fn); returns y
     and the f32 scales [..., hidden / group_size], row-major."""
     return _ops.rmsnorm_quant_group(x, weight, group_size, scale_ub, eps)
 

@@ -106,15 +106,15 @@ def ref_group_quant(x, group_size, eps, lo=-448.0, hi=448.0, dtype=F8):
 
 
 def _norm_group_quant(n, group_size, scale_ub, int8):
-    # vLLM's rms_norm_per_block_quant: each group's scale, then y * (1 / s).
+    # vLLM's rms_norm_per_block_quant: each group's scale, then y / s (int8:
+    # y * (1 / s)).
     g = n.unflatten(-1, (-1, group_size))
     top = g.abs().amax(-1, keepdim=True)
     if scale_ub is not None:
         top = top.clamp(max=scale_ub)
     s = (top / (127 if int8 else 448)).clamp(
         min=torch.finfo(torch.float32).eps if int8 else 1.0 / (448 * 512))
-    q = g * (1 / s)
-    q = _int8_rn(q) if int8 else q.clamp(-448, 448).to(F8)
+    q = _int8_rn(g * (1 / s)) if int8 else (g / s).clamp(-448, 448).to(F8)
     return q.flatten(-2), s.squeeze(-1)
 
 
