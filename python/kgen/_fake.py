@@ -78,21 +78,33 @@ register_fake("kgen::per_token_group_quant_fp8")(_group_quant(_F8))
 register_fake("kgen::per_token_group_quant_int8")(_group_quant(_I8))
 
 
-def _norm_group_quant(dtype):
-    def fake(x, *args, **kwargs):
-        group_size = next(a for a in args if isinstance(a, int))
-        torch._check(group_size > 0)
-        torch._check(x.shape[-1] % group_size == 0)
-        return _like(x, dtype), _like(x, torch.float32,
-                                      last=x.shape[-1] // group_size)
-    return fake
+def _norm_group_quant(dtype, x, group_size):
+    torch._check(group_size > 0)
+    torch._check(x.shape[-1] % group_size == 0)
+    return _like(x, dtype), _like(x, torch.float32,
+                                  last=x.shape[-1] // group_size)
 
 
-for _name, _dtype in (("rmsnorm_quant_group", _F8),
-                      ("rmsnorm_quant_int8_group", _I8),
-                      ("fused_add_rmsnorm_quant_group", _F8),
-                      ("fused_add_rmsnorm_quant_int8_group", _I8)):
-    register_fake(f"kgen::{_name}")(_norm_group_quant(_dtype))
+@register_fake("kgen::rmsnorm_quant_group")
+def _rmsnorm_quant_group(x, weight, group_size, scale_ub=None, eps=1e-6):
+    return _norm_group_quant(_F8, x, group_size)
+
+
+@register_fake("kgen::rmsnorm_quant_int8_group")
+def _rmsnorm_quant_int8_group(x, weight, group_size, eps=1e-6):
+    return _norm_group_quant(_I8, x, group_size)
+
+
+@register_fake("kgen::fused_add_rmsnorm_quant_group")
+def _fused_add_rmsnorm_quant_group(x, residual, weight, group_size,
+                                   scale_ub=None, eps=1e-6):
+    return _norm_group_quant(_F8, x, group_size)
+
+
+@register_fake("kgen::fused_add_rmsnorm_quant_int8_group")
+def _fused_add_rmsnorm_quant_int8_group(x, residual, weight, group_size,
+                                        eps=1e-6):
+    return _norm_group_quant(_I8, x, group_size)
 
 
 def _adaln(x, scale, shift, eps=1e-6):
