@@ -19,7 +19,7 @@ static Kernel groupQuant(DType dt, int64_t group, Quant8 to) {
   Tensor y = b.outputHeads({{"y", groups}}, out, group);
   Expr eps = b.scalar("eps", DType::F32);
   Expr xf = x.to(DType::F32);
-  Expr scale = max(amax(abs(xf)), eps) / (to == Quant8::I8 ? 127.0 : 448.0);
+  Expr scale = max(amax(abs(xf)), eps) / quantMax(to);
   b.storeSlice(y, 0, 1, (xf / scale).to(out));
   b.output("scale", scale);
   return b.build();

@@ -16,6 +16,16 @@ enum class Quant8 { F8E4M3, I8 };
 /// The group sizes the per-group quantizing ops are built for (vLLM's).
 inline const std::vector<int64_t> kGroupSizes = {64, 128};
 
+/// The format's largest value (vLLM's quant_type_max).
+inline double quantMax(Quant8 q) { return q == Quant8::I8 ? 127.0 : 448.0; }
+
+/// The least dynamic scale (vLLM's min_scaling_factor), so that a zero row
+/// or group divides by no zero.
+inline double leastScale(Quant8 q) {
+  return q == Quant8::I8 ? (double)std::numeric_limits<float>::epsilon()
+                         : 1.0 / (448.0 * 512.0);
+}
+
 /// Writes f32 `y` as fp8 e4m3 "y" = (y / scale), saturating at +-448 (vLLM's
 /// scaled conversion). A static scale is the kernel scalar "scale"; a dynamic
 /// one is each row's amax|y| / 448, bounded above by `bound` where given and
@@ -23,11 +33,10 @@ inline const std::vector<int64_t> kGroupSizes = {64, 128};
 /// per-row output "scale".
 inline void storeFp8(Builder &b, const Expr &y, bool dynamicScale,
                      std::optional<Expr> bound = std::nullopt) {
-  const double fp8Max = 448.0;
   Expr scale;
   if (dynamicScale) {
     Expr top = bound ? min(amax(abs(y)), *bound) : amax(abs(y));
-    scale = max(top / fp8Max, 1.0 / (fp8Max * 512.0));
+    scale = max(top / quantMax(Quant8::F8E4M3), leastScale(Quant8::F8E4M3));
   } else {
     scale = b.scalar("scale", DType::F32);
   }
@@ -46,8 +55,7 @@ inline void storeInt8(Builder &b, const Expr &y, bool dynamicScale) {
     b.output("y", round(y / b.scalar("scale", DType::F32)).to(DType::I8));
     return;
   }
-  Expr scale =
-      max(amax(abs(y)) / 127.0, (double)std::numeric_limits<float>::epsilon());
+  Expr scale = max(amax(abs(y)) / quantMax(Quant8::I8), leastScale(Quant8::I8));
   b.output("y", round(y * (1.0 / scale)).to(DType::I8));
   b.output("scale", scale);
 }
@@ -61,10 +69,7 @@ inline void storeGroupQuant(Builder &b, const Expr &y, int64_t group, Quant8 to,
                             std::optional<Expr> bound = std::nullopt) {
   Groups g{group};
   Expr top = bound ? min(amax(abs(y), g), *bound) : amax(abs(y), g);
-  Expr scale =
-      to == Quant8::I8
-          ? max(top / 127.0, (double)std::numeric_limits<float>::epsilon())
-          : max(top / 448.0, 1.0 / (448.0 * 512.0));
+  Expr scale = max(top / quantMax(to), leastScale(to));
   b.output("y", to == Quant8::I8 ? round(y * (1.0 / scale)).to(DType::I8)
                                  : (y / scale).to(DType::F8E4M3));
   b.output("scale", scale, g);

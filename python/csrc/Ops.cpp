@@ -227,12 +227,15 @@ Tensor rmsnormQuantInt8Static(const Tensor &x, const Tensor &weight,
                               scale, eps);
 }
 
-/// [..., 1] f32: a per-row scale of rows like x's.
-Tensor rowScales(const Tensor &x) {
+/// f32 scales shaped like x but for its last dim: [..., groups].
+Tensor scalesLike(const Tensor &x, int64_t groups) {
   std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
-  shape.back() = 1;
+  shape.back() = groups;
   return at::empty(shape, x.options().dtype(at::kFloat));
 }
+
+/// [..., 1] f32: a per-row scale of rows like x's.
+Tensor rowScales(const Tensor &x) { return scalesLike(x, 1); }
 
 /// y (`out`) and the per-row scales of rmsnorm(x) * weight.
 std::tuple<Tensor, Tensor>
@@ -378,9 +381,7 @@ std::tuple<Tensor, Tensor> groupQuant(const char *op, at::ScalarType out,
   TORCH_CHECK(eps > 0, "kgen::", op, ": eps must be > 0, not ", eps);
   const int64_t groups = h / group, rows = leadingRows(x);
   Tensor y = at::empty(x.sizes(), x.options().dtype(out));
-  std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
-  shape.back() = groups;
-  Tensor scale = at::empty(shape, x.options().dtype(at::kFloat));
+  Tensor scale = scalesLike(x, groups);
   if (rows == 0 || groups == 0)
     return {y, scale};
   Call(op, x.scalar_type(), group, /*fixedLength=*/true)
@@ -418,9 +419,7 @@ rmsnormQuantGroup(const char *op, at::ScalarType out, const Tensor &x,
               ": scale_ub must be > 0, not ", *scaleUb);
   const int64_t groups = h / group, rows = leadingRows(x);
   Tensor y = at::empty(x.sizes(), x.options().dtype(out));
-  std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
-  shape.back() = groups;
-  Tensor scale = at::empty(shape, x.options().dtype(at::kFloat));
+  Tensor scale = scalesLike(x, groups);
   Call c(op, x.scalar_type(), group, /*fixedLength=*/true);
   c.rows("x", asRows(x));
   if (residual) {

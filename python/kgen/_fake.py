@@ -65,12 +65,17 @@ for _name, _dtype, _scales in (
     register_fake(f"kgen::{_name}")(_quantized(_dtype, _scales))
 
 
+def _grouped(dtype, x, group_size):
+    """y in `dtype` like x and f32 scales [..., H / group_size]."""
+    torch._check(group_size > 0)
+    torch._check(x.shape[-1] % group_size == 0)
+    return _like(x, dtype), _like(x, torch.float32,
+                                  last=x.shape[-1] // group_size)
+
+
 def _group_quant(dtype):
     def fake(x, group_size, eps=1e-10):
-        torch._check(group_size > 0)
-        torch._check(x.shape[-1] % group_size == 0)
-        return _like(x, dtype), _like(x, torch.float32,
-                                      last=x.shape[-1] // group_size)
+        return _grouped(dtype, x, group_size)
     return fake
 
 
@@ -78,33 +83,26 @@ register_fake("kgen::per_token_group_quant_fp8")(_group_quant(_F8))
 register_fake("kgen::per_token_group_quant_int8")(_group_quant(_I8))
 
 
-def _norm_group_quant(dtype, x, group_size):
-    torch._check(group_size > 0)
-    torch._check(x.shape[-1] % group_size == 0)
-    return _like(x, dtype), _like(x, torch.float32,
-                                  last=x.shape[-1] // group_size)
-
-
 @register_fake("kgen::rmsnorm_quant_group")
 def _rmsnorm_quant_group(x, weight, group_size, scale_ub=None, eps=1e-6):
-    return _norm_group_quant(_F8, x, group_size)
+    return _grouped(_F8, x, group_size)
 
 
 @register_fake("kgen::rmsnorm_quant_int8_group")
 def _rmsnorm_quant_int8_group(x, weight, group_size, eps=1e-6):
-    return _norm_group_quant(_I8, x, group_size)
+    return _grouped(_I8, x, group_size)
 
 
 @register_fake("kgen::fused_add_rmsnorm_quant_group")
 def _fused_add_rmsnorm_quant_group(x, residual, weight, group_size,
                                    scale_ub=None, eps=1e-6):
-    return _norm_group_quant(_F8, x, group_size)
+    return _grouped(_F8, x, group_size)
 
 
 @register_fake("kgen::fused_add_rmsnorm_quant_int8_group")
 def _fused_add_rmsnorm_quant_int8_group(x, residual, weight, group_size,
                                         eps=1e-6):
-    return _norm_group_quant(_I8, x, group_size)
+    return _grouped(_I8, x, group_size)
 
 
 def _adaln(x, scale, shift, eps=1e-6):
