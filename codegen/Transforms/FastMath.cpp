@@ -3,11 +3,12 @@
 // Two rewrites whose error stays far inside the GPU-vs-interpreter tolerance
 // (docs/design.md) and that remove most of the instructions of exp-heavy
 // rows (softmax, SiLU):
-//  - x / s, s a per-row scalar, becomes x * (1 / s): one division per row
-//    instead of one per element (at most 1.5 ulp from the rounded quotient).
-//    A subnormal s is scaled by 2^64 first, so 1 / s stays finite. In a
-//    kernel that stores integers an ulp of the quotient moves a value across
-//    an integer step, so there two FMAs correct it to the rounded quotient.
+//  - x / s, s a per-row scalar or one value per group of a row, becomes
+//    x * (1 / s): one division per row or chunk instead of one per element
+//    (at most 1.5 ulp from the rounded quotient). A subnormal s is scaled by
+//    2^64 first, so 1 / s stays finite. In a kernel that stores integers an
+//    ulp of the quotient moves a value across an integer step, and per-group
+//    scales divide exactly, so there two FMAs correct it to the quotient.
 //  - In a kernel whose float outputs are all 16-bit or fp8, exp becomes
 //    approximate (`afn`: ex2.approx of x * log2(e), relative error below
 //    2^-16 where the result is normal, as Triton's exp) and an element-wise
@@ -49,20 +50,47 @@ bool storesIntegers(KernelOp k) {
   return found;
 }
 
-/// x / broadcast(s) -> (x * broadcast(1 / (s * k))) * broadcast(k), with
-/// k = 2^64 when |s| is subnormal and 1 otherwise. `exact` corrects the
-/// product q = x * r (r = 1 / s') by Markstein's step: the residual x - s' q
-/// is exact under an FMA, and q + residual * r rounds to x / s' (barring
-/// over- or underflow); a NaN there (x or s' infinite) keeps q.
-bool rewriteRowDivision(arith::DivFOp div, bool exact) {
-  auto bcast = div.getRhs().getDefiningOp<BroadcastOp>();
-  Value s = bcast ? bcast.getInput() : Value();
-  if (!s || !s.getType().isF32())
+/// Whether row value `v` holds one value per group of consecutive elements:
+/// a group reduction, a row scalar's broadcast, a constant, or element-wise
+/// arithmetic of those. The lowering makes such a value a splat per chunk,
+/// so arithmetic on it runs once per chunk.
+bool groupUniform(Value v) {
+  Operation *op = v.getDefiningOp();
+  if (!op)
     return false;
+  if (isa<GroupReduceOp, BroadcastOp>(op) || matchPattern(v, m_Constant()))
+    return true;
+  if (!OpTrait::hasElementwiseMappableTraits(op) || op->getNumRegions())
+    return false;
+  return llvm::all_of(op->getOperands(), groupUniform);
+}
+
+/// x / d -> (x * (1 / (s * k))) * k, where d is broadcast(s) (a per-row
+/// scalar) or group-uniform (s = d, computed once per chunk), with k = 2^64
+/// when |s| is subnormal and 1 otherwise. `exact` corrects the product
+/// q = x * r (r = 1 / s') by Markstein's step: the residual x - s' q is exact
+/// under an FMA, and q + residual * r rounds to x / s' (barring over- or
+/// underflow); a NaN there (x or s' infinite) keeps q. A group divisor is
+/// always corrected: per-group scales divide (vLLM's per-block quant).
+bool rewriteUniformDivision(arith::DivFOp div, bool exact) {
+  Value x = div.getLhs(), d = div.getRhs();
+  auto bcast = d.getDefiningOp<BroadcastOp>();
+  Value s = bcast ? bcast.getInput() : d;
+  if (!getElementTypeOrSelf(s.getType()).isF32())
+    return false;
+  if (!bcast && (!groupUniform(d) || groupUniform(x)))
+    return false;
+  exact |= !bcast;
   OpBuilder b(div);
   Location loc = div.getLoc();
-  auto f32 = [&](double v) {
-    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  Type t = div.getType();
+  // `v`, a value of s's shape, as a row value.
+  auto row = [&](Value v) -> Value {
+    return bcast ? BroadcastOp::create(b, loc, t, v).getResult() : v;
+  };
+  auto f32 = [&](double v) -> Value {
+    Value c = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+    return bcast ? c : BroadcastOp::create(b, loc, t, c).getResult();
   };
   Value tiny =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
@@ -70,21 +98,19 @@ bool rewriteRowDivision(arith::DivFOp div, bool exact) {
   Value k = arith::SelectOp::create(b, loc, tiny, f32(0x1p64), f32(1.0));
   Value sk = arith::MulFOp::create(b, loc, s, k);
   Value r = arith::DivFOp::create(b, loc, f32(1.0), sk);
-  Type t = div.getType();
-  Value x = div.getLhs(), rRow = BroadcastOp::create(b, loc, t, r);
+  Value rRow = row(r);
   Value scaled = arith::MulFOp::create(b, loc, x, rRow);
   if (exact) {
     Value e = math::FmaOp::create(b, loc, arith::NegFOp::create(b, loc, scaled),
-                                  BroadcastOp::create(b, loc, t, sk), x);
+                                  row(sk), x);
     Value q = math::FmaOp::create(b, loc, e, rRow, scaled);
     Value nan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, q, q);
     scaled = arith::SelectOp::create(b, loc, nan, scaled, q);
   }
-  Value q =
-      arith::MulFOp::create(b, loc, scaled, BroadcastOp::create(b, loc, t, k));
+  Value q = arith::MulFOp::create(b, loc, scaled, row(k));
   div.replaceAllUsesWith(q);
   div.erase();
-  if (bcast->use_empty())
+  if (bcast && bcast->use_empty())
     bcast.erase();
   return true;
 }
@@ -118,8 +144,10 @@ struct FastMath : ::mlir::kgen::impl::KgenFastMathBase<FastMath> {
         if (isa<RankedTensorType>(d.getType()))
           divs.push_back(d);
       });
+      // A division of group-uniform values runs once per chunk: left exact.
       for (arith::DivFOp d : divs)
-        if (!rewriteRowDivision(d, exact) && narrow &&
+        if (!rewriteUniformDivision(d, exact) && narrow &&
+            !groupUniform(d.getResult()) &&
             getElementTypeOrSelf(d.getType()).isF32() &&
             !arith::bitEnumContainsAll(d.getFastmath(),
                                        arith::FastMathFlags::afn))

@@ -121,3 +121,69 @@ kgen.kernel @group_quant_i8(%x: !kgen.rows<bf16> {kgen.name = "x"},
   kgen.store %i, %y[%c0] : tensor<128xi8>, !kgen.rows<i8>
   kgen.return
 }
+
+// A per-group scale (vLLM's per-block fp8 quant): 1 / s is taken of the
+// group-uniform scale, which the lowering computes once per chunk, and two
+// FMAs correct the product to the rounded quotient (a group scale divides
+// exactly, even in a kernel without integer outputs). The scale itself, a
+// quotient of group-uniform values, stays a division.
+// CHECK-LABEL: kgen.kernel @group_quant_f8(
+// CHECK: %[[TOP:.+]] = kgen.group_reduce max
+// CHECK: %[[S:.+]] = arith.divf %[[TOP]], %{{.+}} : tensor<256xf32>
+// CHECK: %[[ABS:.+]] = math.absf %[[S]] : tensor<256xf32>
+// CHECK: %[[TINY:.+]] = arith.cmpf olt, %[[ABS]], %{{.+}} : tensor<256xf32>
+// CHECK: %[[K:.+]] = arith.select %[[TINY]], %{{.+}}, %{{.+}} : tensor<256xi1>, tensor<256xf32>
+// CHECK: %[[SK:.+]] = arith.mulf %[[S]], %[[K]] : tensor<256xf32>
+// CHECK: %[[R:.+]] = arith.divf %{{.+}}, %[[SK]] : tensor<256xf32>
+// CHECK: %[[Q0:.+]] = arith.mulf %[[X:.+]], %[[R]] : tensor<256xf32>
+// CHECK: %[[NEG:.+]] = arith.negf %[[Q0]]
+// CHECK: %[[E:.+]] = math.fma %[[NEG]], %[[SK]], %[[X]] : tensor<256xf32>
+// CHECK: %[[Q1:.+]] = math.fma %[[E]], %[[R]], %[[Q0]] : tensor<256xf32>
+// CHECK: %[[NAN:.+]] = arith.cmpf uno, %[[Q1]], %[[Q1]]
+// CHECK: %[[Q:.+]] = arith.select %[[NAN]], %[[Q0]], %[[Q1]]
+// CHECK: arith.mulf %[[Q]], %[[K]] : tensor<256xf32>
+// CHECK-NOT: arith.divf %[[X]]
+// Run again, nothing more is rewritten.
+// TWICE-LABEL: kgen.kernel @group_quant_f8(
+// TWICE-COUNT-2: arith.divf
+// TWICE-NOT: arith.divf
+// TWICE: kgen.return
+kgen.kernel @group_quant_f8(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                            %y: !kgen.rows<f8E4M3FN> {kgen.name = "y"})
+    attributes {dims = {n = 256 : i64}} {
+  %n = arith.constant 256 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<256xbf16>
+  %f = arith.extf %v : tensor<256xbf16> to tensor<256xf32>
+  %a = math.absf %f : tensor<256xf32>
+  %top = kgen.group_reduce max %a group 128 : tensor<256xf32>
+  %fmax = arith.constant dense<448.0> : tensor<256xf32>
+  %s = arith.divf %top, %fmax : tensor<256xf32>
+  %q = arith.divf %f, %s : tensor<256xf32>
+  %o = arith.truncf %q : tensor<256xf32> to tensor<256xf8E4M3FN>
+  kgen.store %o, %y[%c0] : tensor<256xf8E4M3FN>, !kgen.rows<f8E4M3FN>
+  kgen.return
+}
+
+// An element-wise divisor (not one per group) stays a division.
+// CHECK-LABEL: kgen.kernel @elementwise_f8(
+// CHECK: arith.divf %{{.+}}, %{{.+}} : tensor<256xf32>
+// CHECK-NOT: math.fma
+// CHECK: kgen.return
+kgen.kernel @elementwise_f8(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                            %y: !kgen.rows<f8E4M3FN> {kgen.name = "y"},
+                            %s: !kgen.rows<f32> {kgen.name = "s"})
+    attributes {dims = {n = 256 : i64}} {
+  %n = arith.constant 256 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<256xbf16>
+  %f = arith.extf %v : tensor<256xbf16> to tensor<256xf32>
+  %a = math.absf %f : tensor<256xf32>
+  %q = arith.divf %f, %a : tensor<256xf32>
+  %o = arith.truncf %q : tensor<256xf32> to tensor<256xf8E4M3FN>
+  kgen.store %o, %y[%c0] : tensor<256xf8E4M3FN>, !kgen.rows<f8E4M3FN>
+  kgen.store %f, %s[%c0] : tensor<256xf32>, !kgen.rows<f32>
+  kgen.return
+}
