@@ -98,16 +98,16 @@ if [ "$trc" -ne 0 ]; then
 else
   echo "all tests passed in $((t1 - t0)) s"
 fi
-# The fp8 conversion of an arch without cvt to fp8 (ExpandFP8's integer
-# arithmetic), when scripts/prepare-gpu.sh emitted it: the driver JIT-compiles
-# the sm_80 PTX for this GPU.
+# The fp8 and int8 conversions of an arch without cvt to fp8 (ExpandFP8's
+# integer arithmetic), when scripts/prepare-gpu.sh emitted them: the driver
+# JIT-compiles the sm_80 PTX for this GPU.
 if [ -f "$dir/kernels-sm80/manifest.tsv" ]; then
   KGEN_KERNEL_DIR="$dir/kernels-sm80" timeout -k 10 120 "$tests" \
-    --gtest_filter='KgenGpuFp8*' > "$out/gpu-tests-sm80.txt" 2>&1
+    --gtest_filter='KgenGpuConvert*' > "$out/gpu-tests-sm80.txt" 2>&1
   frc=$?
-  grep -E '^\[kgen-gpu\] .* to fp8' "$out/gpu-tests-sm80.txt"
+  grep -E '^\[kgen-gpu\] .* to (fp8|int8)' "$out/gpu-tests-sm80.txt"
   if [ "$frc" -ne 0 ]; then
-    echo "sm_80 fp8 conversion test FAILED (exit $frc):"
+    echo "sm_80 conversion test FAILED (exit $frc):"
     tail -n 15 "$out/gpu-tests-sm80.txt" | cut -c1-300
     trc=$frc
   fi

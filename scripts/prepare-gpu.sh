@@ -55,9 +55,10 @@ tail -n 1 "$out/bundle.log"
 # set (bench/fuzz_check.sh), small enough to instrument.
 "$kgen" bundle -o "$out/kernels-small" --archs "$archs" --lengths 0,4096 \
   > /dev/null
-# The fp8 conversion without cvt (sm_75 to sm_86): checked on the GPU too
-# (test/gpu/Fp8Test.cpp, run by bench/gpu_check.sh).
-"$kgen" bundle -o "$out/kernels-sm80" --archs sm_80 --ops rmsnorm_quant_static \
+# The fp8 conversion without cvt (sm_75 to sm_86), and int8's: checked on
+# the GPU too (test/gpu/ConvertTest.cpp, run by bench/gpu_check.sh).
+"$kgen" bundle -o "$out/kernels-sm80" --archs sm_80 \
+  --ops rmsnorm_quant_static,rmsnorm_quant_int8_static \
   --dtypes bf16 --lengths 0 > /dev/null
 # Generated launchers (kgen aot): their bench, and examples/ built against
 # the installed package (the programs, with the runtime beside them).

@@ -131,6 +131,7 @@ LogicalResult addGpuStage(OpPassManager &pm, const Arch &arch,
   mlir::kgen::KgenExpandFP8Options fp8;
   fp8.native = caps.fp8Convert;
   pm.addPass(mlir::kgen::createKgenExpandFP8(fp8));
+  pm.addPass(mlir::kgen::createKgenSaturatingConvert());
   // One sweep without region simplification: the PTX of the 441
   // kernels of the sm_75/80/90 library came out byte-identical, in
   // 7% fewer instructions of the whole compile.

@@ -345,6 +345,21 @@ def KgenExpandFP8 : Pass<"kgen-expand-fp8", "ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def KgenSaturatingConvert : Pass<"kgen-saturating-convert", "ModuleOp"> {
+  let summary = "Float to 8- and 16-bit integers in one cvt per element";
+  let description = [{
+    The DSL's float-to-integer conversion clamps to the integer type's range,
+    truncates and maps NaN to 0: `select(cmpf uno f f, 0, fptosi(minimumf(
+    maximumf(f, lo), hi)))`. For i8 and i16 that chain becomes
+    `llvm.nvvm.f2i.rz` (PTX `cvt.rzi.s32.f32`, which saturates and maps NaN
+    to 0) per element and an integer clamp; with `math.roundeven` before it,
+    `llvm.nvvm.f2i.rn` of the unrounded value.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def KgenGridDependency : Pass<"kgen-grid-dependency", "ModuleOp"> {
   let summary = "Programmatic dependent launch in every kernel (sm_90+)";
   let description = [{

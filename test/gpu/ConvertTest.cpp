@@ -1,19 +1,20 @@
-//===- Fp8Test.cpp - Every bf16 value through a kernel's fp8 output -------===//
+//===- ConvertTest.cpp - Every bf16 value through a kernel's 8-bit output -===//
 //
-// The other GPU tests compare fp8 outputs within 2 ulps (their inputs went
-// through reductions first), so a conversion that rounds the wrong way on a
-// tie, or mishandles subnormals, saturation or NaN, would still pass there.
-// Here the conversion is checked bit for bit: rmsnorm_quant_static's dynamic
-// kernel on one row of 65536 ones with eps 0 (the norm is exactly 1, then
-// rounded to bf16), scale 1, and a weight holding every bf16 bit pattern
-// once. Its output is fp8(w) for every w, Inf and NaN included, and must
-// equal interpret()'s byte for byte; NaN only has to be a NaN (the
-// interpreter keeps the sign, PTX's cvt gives the canonical one).
+// The other GPU tests compare fp8 outputs within 2 ulps and int8 ones within
+// a step (their inputs went through reductions first), so a conversion that
+// rounds the wrong way on a tie, or mishandles subnormals, saturation or NaN,
+// would still pass there. Here each conversion is checked bit for bit: the
+// static rmsnorm_quant kernels (fp8 and int8) on one row of 65536 ones with
+// eps 0 (the norm is exactly 1, then rounded to bf16), scale 1, and a weight
+// holding every bf16 bit pattern once. The output is the conversion of every
+// w, Inf and NaN included, and must equal interpret()'s byte for byte; an fp8
+// NaN only has to be a NaN (the interpreter keeps the sign, PTX's cvt gives
+// the canonical one).
 //
-// Every rmsnorm_quant_static bf16 dynamic kernel of the bundle runs, for
-// whatever arch it was compiled: sm_90 and newer convert with
-// cvt.rn.satfinite, older archs in integer arithmetic (ExpandFP8.cpp), so a
-// bundle with both checks both.
+// Every such bf16 dynamic kernel of the bundle runs, for whatever arch it was
+// compiled: fp8 on sm_90 and newer converts with cvt.rn.satfinite, on older
+// archs in integer arithmetic (ExpandFP8.cpp); int8 with cvt.rni.s32.f32
+// (SaturatingConvert.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,18 +36,23 @@ namespace {
 
 constexpr int64_t Length = 65536; // every bf16 bit pattern
 
-struct Fp8Spec {
+/// The ops whose static kernels convert every bf16 weight, and the format.
+const std::pair<const char *, const char *> kConversions[] = {
+    {"rmsnorm_quant_static", "fp8"}, {"rmsnorm_quant_int8_static", "int8"}};
+
+struct ConvertSpec {
   std::string name, skip;
   bool noGpu = false;
   ManifestEntry entry;
+  std::string format;
 };
 
-void PrintTo(const Fp8Spec &s, std::ostream *os) { *os << s.name; }
+void PrintTo(const ConvertSpec &s, std::ostream *os) { *os << s.name; }
 
-class Fp8Conversion : public ::testing::TestWithParam<Fp8Spec> {};
+class Conversion : public ::testing::TestWithParam<ConvertSpec> {};
 
-TEST_P(Fp8Conversion, EveryBf16) {
-  const Fp8Spec &s = GetParam();
+TEST_P(Conversion, EveryBf16) {
+  const ConvertSpec &s = GetParam();
   if (!s.skip.empty()) {
     noGpuSkipFlag() |= s.noGpu;
     GTEST_SKIP() << s.skip;
@@ -120,11 +126,12 @@ TEST_P(Fp8Conversion, EveryBf16) {
   ASSERT_EQ(d->ctxSynchronize(), CUDA_SUCCESS);
   ASSERT_EQ(d->memcpyDtoH(got.data(), dy.ptr(), Length), CUDA_SUCCESS);
 
+  bool fp8 = s.format == "fp8";
   auto isNan = [](uint8_t v) { return (v & 0x7F) == 0x7F; };
   int64_t bad = 0;
   std::ostringstream first;
   for (int64_t i = 0; i < Length; ++i) {
-    bool same = isNan(ref[i]) ? isNan(got[i]) : got[i] == ref[i];
+    bool same = fp8 && isNan(ref[i]) ? isNan(got[i]) : got[i] == ref[i];
     if (!same && bad++ < 8)
       first << "\n  bf16 0x" << std::hex << i << ": got 0x" << int(got[i])
             << ", interpret() 0x" << int(ref[i]) << std::dec;
@@ -132,12 +139,12 @@ TEST_P(Fp8Conversion, EveryBf16) {
   EXPECT_EQ(bad, 0) << s.entry.name << ": " << bad << " of " << Length
                     << " bf16 values convert differently:" << first.str();
   std::cout << "[kgen-gpu] " << s.entry.name << ": " << Length
-            << " bf16 values to fp8, " << bad << " differ\n";
+            << " bf16 values to " << s.format << ", " << bad << " differ\n";
 }
 
-std::vector<Fp8Spec> fp8Tests() {
+std::vector<ConvertSpec> conversionTests() {
   auto skip = [](std::string why, bool noGpu) {
-    return std::vector<Fp8Spec>{{"Skipped", std::move(why), noGpu, {}}};
+    return std::vector<ConvertSpec>{{"Skipped", std::move(why), noGpu, {}, ""}};
   };
   const char *dir = std::getenv("KGEN_KERNEL_DIR");
   if (!dir || !*dir)
@@ -146,19 +153,22 @@ std::vector<Fp8Spec> fp8Tests() {
   std::string err;
   if (!readManifest(dir, manifest, err)) // KgenGpuManifest.Load fails
     return skip(err, false);
-  std::vector<Fp8Spec> out;
+  std::vector<ConvertSpec> out;
   for (const ManifestEntry &e : manifest)
-    if (e.op == "rmsnorm_quant_static" && e.dtype == "bf16" && e.length == 0)
-      out.push_back({e.arch, "", false, e});
+    for (auto [op, format] : kConversions)
+      if (e.op == op && e.dtype == "bf16" && e.length == 0)
+        out.push_back(
+            {std::string(format) + "_" + e.arch, "", false, e, format});
   if (out.empty())
-    return skip("the bundle has no dynamic rmsnorm_quant_static bf16 kernel",
+    return skip("the bundle has no dynamic static-scale rmsnorm_quant bf16 "
+                "kernel",
                 false);
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(KgenGpuFp8, Fp8Conversion,
-                         ::testing::ValuesIn(fp8Tests()),
-                         [](const ::testing::TestParamInfo<Fp8Spec> &i) {
+INSTANTIATE_TEST_SUITE_P(KgenGpuConvert, Conversion,
+                         ::testing::ValuesIn(conversionTests()),
+                         [](const ::testing::TestParamInfo<ConvertSpec> &i) {
                            return i.param.name;
                          });
 
