@@ -5,8 +5,9 @@
 // heads rotated in place by a cos/sin cache gathered by positions), qk_*
 // (their norm, a weight per part, with or without rope), rope_hf
 // (out of place, cos/sin [T, head_dim] grouped by heads), adaln* (scale
-// and shift [B, C] grouped by tokens_per_batch) and per_token_group_quant_*
-// (a row program per group of a token's row, a scale per group). One test
+// and shift [B, C] grouped by tokens_per_batch), per_token_group_quant_*
+// (a row program per group of a token's row, a scale per group) and the
+// group-scale norms (*rmsnorm_quant*_group: a scale per group). One test
 // per bundle kernel (adaln: per length, the specialized and the dynamic
 // kernel together). An int8 output has no NaN to poison with: an element
 // left unwritten reads -1 and is caught where the reference is not -1.
@@ -40,9 +41,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
-#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -296,6 +297,27 @@ Case groupQuantCase(const Kernel &k, int64_t T, int64_t G, Lay lay, Rng &rng) {
   return c;
 }
 
+/// *rmsnorm_quant*_group: T rows of G groups of g elements (padded: rows 16
+/// bytes longer), the residual in place, a weight near 1, scales [T, G].
+Case groupNormCase(const Kernel &k, int64_t g, int64_t T, int64_t G, Lay lay,
+                   Rng &rng) {
+  Case c;
+  int64_t off = lay == Lay::Misaligned;
+  bool pass = lay == Lay::Strided;
+  c.dims = {{"groups", G}};
+  c.rows = T;
+  for (const char *n : {"x", "residual", "y"}) {
+    if (!hasTensor(k, n))
+      continue;
+    DType dt = k.tensors[tensorIndex(k, n)].dtype;
+    place(k, c, n, -1, off, T, G * g, G * g + (pass ? pad16(dt) : 0), pass,
+          rng);
+  }
+  place(k, c, "weight", -1, off, 1, G * g, G * g, false, rng, 0.5, 1.5);
+  place(k, c, "scale", -1, off, T, G, G, false, rng);
+  return c;
+}
+
 /// Whether node `id` reads a gathered row (memo: -1 unknown, else 0 or 1).
 bool readsGather(const Kernel &k, int id, std::vector<int> &memo) {
   if (memo[id] < 0) {
@@ -514,6 +536,7 @@ protected:
   void testRope(bool hf);
   void testAdaLN();
   void testGroupQuant();
+  void testGroupNorm();
   /// Interprets, then launches every kernel on `c` and compares; false after
   /// a failure that makes going on pointless.
   bool runCase(Case &c);
@@ -667,7 +690,10 @@ bool ViewOpTest::launch(const RtKernel &k, Case &c, int64_t domain,
 void ViewOpTest::compare(const std::string &what, Case &c, int buf,
                          const std::vector<uint8_t> &got) {
   Buf &b = c.bufs[buf];
-  Tolerance tol = defaultTolerance(b.dtype);
+  // An integer from approximate floats may be a step off (outputTolerance).
+  Tolerance tol = isFloat(b.dtype) || !hasTensor(dsl, b.name.c_str())
+                      ? defaultTolerance(b.dtype)
+                      : outputTolerance(dsl, tensorIndex(dsl, b.name));
   auto at = [&](const std::vector<uint8_t> &v, int64_t i) {
     return v.data() + i * b.elem;
   };
@@ -863,6 +889,21 @@ void ViewOpTest::testGroupQuant() {
   runCase(c);
 }
 
+void ViewOpTest::testGroupNorm() {
+  Rng rng{seed() ^ std::hash<std::string>()(GetParam().name)};
+  const char *layName[] = {"contiguous", "bases +1 element", "padded rows"};
+  const int64_t g = GetParam().length;
+  for (int64_t T : {1, 7, 130, 600})
+    for (int64_t G : {1, 3, 56})
+      for (Lay lay : {Lay::Contiguous, Lay::Misaligned, Lay::Strided}) {
+        Case c = groupNormCase(dsl, g, T, G, lay, rng);
+        c.what = "T " + std::to_string(T) + " groups " + std::to_string(G) +
+                 " " + layName[int(lay)];
+        if (!runCase(c))
+          return;
+      }
+}
+
 void ViewOpTest::run() {
   const TestSpec &s = GetParam();
   if (!s.skip.empty()) {
@@ -901,6 +942,10 @@ void ViewOpTest::run() {
       testAdaLN();
     else if (op->name.rfind("per_token_group_quant", 0) == 0)
       testGroupQuant();
+    else if (op->name.find("rmsnorm_quant") != std::string::npos &&
+             op->name.size() > 6 &&
+             op->name.compare(op->name.size() - 6, 6, "_group") == 0)
+      testGroupNorm();
     else
       GTEST_FAIL() << op->name << " has row maps but ViewOpsTest.cpp has no "
                    << "shapes for it: add them";
