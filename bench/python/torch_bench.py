@@ -55,8 +55,9 @@ Suites (--suite):
           gemma_fused_add_rmsnorm (`_flashinfer`; eager: FlashInfer's tests'
           references). vLLM's int8 quantizations (rmsnorm_quant_int8_static
           and _dynamic, their fused adds, quant_int8_static and _dynamic)
-          and per_token_group_quant_fp8 / _int8 (groups of GROUP_SIZE = 128
-          along the hidden); eager: the kernels' arithmetic in torch ops.
+          and per_token_group_quant_fp8 / _int8 (groups of --group-size
+          elements of the hidden, default 128); eager: the kernels'
+          arithmetic in torch ops.
           A length the bundle has no specialized kernel for runs on the
           op's dynamic kernel (name ..._dyn_...; the CSV's variant column).
 
@@ -1871,7 +1872,7 @@ def plot(rows, copy_gbps, out_dir, title_extra=""):
 # ---------------------------------------------------------------------------
 def main():
     global TOKENS, HIDDENS, ROPE_HEADS, ROPE_HEAD_DIM, ROPE_MAX_POS
-    global ADALN_SHAPES, ADALN_CS, ROPE_ROTARY_FACTOR
+    global ADALN_SHAPES, ADALN_CS, ROPE_ROTARY_FACTOR, GROUP_SIZE
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kernels", help="the bundle's kernels/ folder")
     ap.add_argument("--lib", help="libkgen_runtime.so (default: "
@@ -1901,6 +1902,9 @@ def main():
     ap.add_argument("--rope-rotary-factor", type=float,
                     default=ROPE_ROTARY_FACTOR,
                     help="views: rotary_dim / D of the rope_*_rotary ops")
+    ap.add_argument("--group-size", type=int, default=GROUP_SIZE,
+                    choices=(64, 128),
+                    help="library: the group of the per-group scales")
     ap.add_argument("--adaln-shapes", default=",".join(
         "%dx%d" % bn for bn in ADALN_SHAPES), help="views: BxN,...")
     ap.add_argument("--adaln-c", default=",".join(map(str, ADALN_CS)),
@@ -1931,6 +1935,7 @@ def main():
     ROPE_HEAD_DIM = args.rope_head_dim
     ROPE_MAX_POS = args.rope_max_pos
     ROPE_ROTARY_FACTOR = args.rope_rotary_factor
+    GROUP_SIZE = args.group_size
     ADALN_SHAPES = [tuple(int(x) for x in bn.split("x"))
                     for bn in args.adaln_shapes.split(",") if bn]
     ADALN_CS = [int(c) for c in args.adaln_c.split(",") if c]
@@ -1938,7 +1943,8 @@ def main():
     worker_args = ["--suite", args.suite, "--rope-heads", args.rope_heads,
                    "--rope-head-dim", str(args.rope_head_dim),
                    "--rope-max-pos", str(args.rope_max_pos),
-                   "--rope-rotary-factor", str(args.rope_rotary_factor)]
+                   "--rope-rotary-factor", str(args.rope_rotary_factor),
+                   "--group-size", str(args.group_size)]
     if args.worker:
         return worker_main(args)
     if args.table_only:
