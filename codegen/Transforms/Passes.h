@@ -96,7 +96,8 @@ bool readsPartVector(LoadOp l);
 bool readsMappedRows(KernelOp kernel);
 
 /// Whether `kernel` stores a row in a narrower dtype than the narrowest row
-/// it holds (rmsnorm_quant's fp8 output of bf16 rows).
+/// it holds (rmsnorm_quant's fp8 output of bf16 rows; heads and gathered
+/// rows count as rows, heads of vectors do not).
 bool storesNarrowerRow(KernelOp kernel);
 
 /// Whether some reduction of `kernel` reads another's result (layernorm's

@@ -91,9 +91,9 @@ bool mlir::kgen::readsMappedRows(KernelOp kernel) {
 bool mlir::kgen::storesNarrowerRow(KernelOp kernel) {
   int64_t narrowest = 0; // bits
   for (LoadOp l : rowLoadsHeld(kernel))
-    if (auto a = dyn_cast<BlockArgument>(l.getSource());
-        a && isa<RowsType>(a.getType())) {
-      int64_t bits = getTensorElementType(a.getType()).getIntOrFloatBitWidth();
+    if (isa<RowsType>(l.getSource().getType()) && !readsPartVector(l)) {
+      int64_t bits =
+          getTensorElementType(l.getSource().getType()).getIntOrFloatBitWidth();
       narrowest = narrowest ? std::min(narrowest, bits) : bits;
     }
   return narrowest &&

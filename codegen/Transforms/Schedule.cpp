@@ -46,6 +46,10 @@ namespace {
 //   leaves, one block an SM, which ran slower than more threads of 8 chunks.
 // - min-tile-threads: the fewest threads (whole warps) a tile of a row
 //   without reductions takes; narrower tiles were not measured.
+// - narrow-row-threads: many rows of at most 32 chunks stored narrower than
+//   loaded (per_token_group_quant's groups) pay a row's index, scale and
+//   shuffles per thread, so fewer threads hold more chunks; 2 lost to 4.
+//   narrow-rows-min-threads: the fewest threads such a launch gained at.
 // - cluster-block-chunks: one per thread of 128, so that few rows spread
 //   their loads over many SMs (2 to 8 blocks a row, hidden 2048 to 8192 in
 //   bf16).
@@ -154,6 +158,18 @@ LogicalResult setSchedule(KernelOp k, int64_t vector, int64_t threadsPerRow,
   return success();
 }
 
+/// Launches `k` (a variant for a range of rows) from at least `rows` rows.
+void raiseMinRows(KernelOp k, int64_t rows) {
+  VariantAttr v = getVariant(k);
+  if (rows <= v.getMinRows())
+    return;
+  k->setAttr(kVariantAttr,
+             VariantAttr::get(k.getContext(), v.getKind(), v.getLength(),
+                              v.getChunks(), v.getMaxThreads(), v.getWide(),
+                              v.getMinLength(), v.getMaxLength(), rows,
+                              v.getMaxRows(), v.getPriority()));
+}
+
 /// Whether two schedules differ at most in the rows a block holds.
 bool sameButRows(ScheduleAttr a, ScheduleAttr b) {
   return a.getVector() == b.getVector() &&
@@ -180,6 +196,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
         ok(dynamicThreads, 1, maxBlockThreads) &&
         ok(wideRowThreads, 32, maxBlockThreads) &&
         ok(maxHeldThreads, 32, maxBlockThreads) && ok(maxHeldChunks, 1, 64) &&
+        ok(narrowRowThreads, 1, 32) && ok(narrowRowsMinThreads, 1) &&
         ok(clusterBlockChunks, 1) && ok(minTileThreads, 32, maxBlockThreads));
   }
 
@@ -322,6 +339,12 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       };
       tpr = threadsFor(manyRows ? policy.manyRowsThreads
                                 : policy.maxThreadsPerRow);
+      // Many short rows stored narrower (narrow-row-threads), from as many
+      // rows as fill narrow-rows-min-threads threads.
+      if (manyRows && reduces && nvec <= 32 && storesNarrowerRow(k)) {
+        tpr = std::min<int64_t>(tpr, narrowRowThreads);
+        raiseMinRows(k, llvm::divideCeil(narrowRowsMinThreads, tpr));
+      }
       if (threadsPerRow)
         tpr = threadsPerRow;
       // Without reductions nothing ties a row to one block: a long row is
@@ -391,9 +414,9 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     }
     if (threadsPerRow)
       tpr = threadsPerRow;
-    int64_t block = manyRows  ? 1
-                    : reduces ? policy.rowsBlock
-                              : elementwiseBlock;
+    int64_t block = manyRows && tpr >= 32 ? 1
+                    : reduces             ? policy.rowsBlock
+                                          : elementwiseBlock;
     int64_t rpb =
         rowsPerBlock ? rowsPerBlock : std::max<int64_t>(1, block / tpr);
     // Rows that reduce over whole warps run in blocks of min-block-threads or

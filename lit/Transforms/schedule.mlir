@@ -6,6 +6,7 @@
 // RUN: not kgen-opt %s --kgen-schedule="threads-per-row=512 rows-per-block=4" 2>&1 | FileCheck %s --check-prefix=BADBLOCK
 // RUN: kgen-opt %s --kgen-schedule=min-tile-threads=256 | FileCheck %s --check-prefix=MINTILE
 // RUN: not kgen-opt %s --kgen-schedule=min-tile-threads=16 2>&1 | FileCheck %s --check-prefix=BADTILE
+// RUN: kgen-opt %s --kgen-schedule=narrow-row-threads=8 | FileCheck %s --check-prefix=NARROW8
 
 // A chunk is 16 bytes of the widest dtype a row access moves. Threads per
 // row: one per chunk up to 32 chunks; beyond, a power of two for about 4
@@ -485,6 +486,94 @@ kgen.kernel @short_vec(%x: !kgen.rows<bf16> {kgen.name = "x"},
   %f = arith.extf %v : tensor<2048xbf16> to tensor<2048xf32>
   %t = kgen.reduce sum %f : tensor<2048xf32> -> f32
   kgen.store %t, %s : f32, !kgen.scalars<f32>
+  kgen.return
+}
+
+// Many groups of 128 (16 chunks) stored as int8: the variant for many rows
+// takes narrow-row-threads (4) threads of 4 chunks a group and 64 groups a
+// block, from 57344 groups (narrow-rows-min-threads over 4); _vec keeps a
+// chunk a thread. Stored as bf16, the variant would schedule as _vec:
+// dropped.
+// CHECK-LABEL: kgen.kernel @group_i8_vec_rows(
+// CHECK-SAME: kgen.variant = #kgen.variant<kind = rows, minRows = 57344>
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 4, rowsPerBlock = 64, chunks = 4, reread = false>
+// CHECK-LABEL: kgen.kernel @group_i8_vec(
+// CHECK-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 16, rowsPerBlock = 16, chunks = 1, reread = false>
+// CHECK-NOT: kgen.kernel @group_bf16_vec_rows(
+// CHECK-LABEL: kgen.kernel @group_bf16_vec(
+// NARROW8-LABEL: kgen.kernel @group_i8_vec_rows(
+// NARROW8-SAME: kgen.variant = #kgen.variant<kind = rows, minRows = 28672>
+// NARROW8-SAME: schedule = #kgen.schedule<vector = 8, threadsPerRow = 8, rowsPerBlock = 32, chunks = 2, reread = false>
+kgen.kernel @group_i8_vec_rows(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                               %y: !kgen.rows<i8> {kgen.name = "y"},
+                               %g: index {kgen.name = "groups"})
+    attributes {dims = {n = 128 : i64}, kgen.variant = #kgen.variant<kind = rows, minRows = 8192>} {
+  %n = arith.constant 128 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %xh = kgen.heads [%x] counts [%g] length %n : !kgen.rows<bf16> -> !kgen.rows<bf16>
+  %yh = kgen.heads [%y] counts [%g] length %n : !kgen.rows<i8> -> !kgen.rows<i8>
+  %v = kgen.load %xh[%c0] : !kgen.rows<bf16> -> tensor<128xbf16>
+  %f = arith.extf %v : tensor<128xbf16> to tensor<128xf32>
+  %m = kgen.reduce max %f : tensor<128xf32> -> f32
+  %b = kgen.broadcast %m : f32 -> tensor<128xf32>
+  %q = arith.divf %f, %b : tensor<128xf32>
+  %i = arith.fptosi %q : tensor<128xf32> to tensor<128xi8>
+  kgen.store %i, %yh[%c0] : tensor<128xi8>, !kgen.rows<i8>
+  kgen.return
+}
+kgen.kernel @group_i8_vec(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                          %y: !kgen.rows<i8> {kgen.name = "y"},
+                          %g: index {kgen.name = "groups"})
+    attributes {dims = {n = 128 : i64}} {
+  %n = arith.constant 128 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %xh = kgen.heads [%x] counts [%g] length %n : !kgen.rows<bf16> -> !kgen.rows<bf16>
+  %yh = kgen.heads [%y] counts [%g] length %n : !kgen.rows<i8> -> !kgen.rows<i8>
+  %v = kgen.load %xh[%c0] : !kgen.rows<bf16> -> tensor<128xbf16>
+  %f = arith.extf %v : tensor<128xbf16> to tensor<128xf32>
+  %m = kgen.reduce max %f : tensor<128xf32> -> f32
+  %b = kgen.broadcast %m : f32 -> tensor<128xf32>
+  %q = arith.divf %f, %b : tensor<128xf32>
+  %i = arith.fptosi %q : tensor<128xf32> to tensor<128xi8>
+  kgen.store %i, %yh[%c0] : tensor<128xi8>, !kgen.rows<i8>
+  kgen.return
+}
+kgen.kernel @group_bf16_vec_rows(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                                 %y: !kgen.rows<bf16> {kgen.name = "y"},
+                                 %g: index {kgen.name = "groups"})
+    attributes {dims = {n = 128 : i64}, kgen.variant = #kgen.variant<kind = rows, minRows = 8192>} {
+  %n = arith.constant 128 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %xh = kgen.heads [%x] counts [%g] length %n : !kgen.rows<bf16> -> !kgen.rows<bf16>
+  %yh = kgen.heads [%y] counts [%g] length %n : !kgen.rows<bf16> -> !kgen.rows<bf16>
+  %v = kgen.load %xh[%c0] : !kgen.rows<bf16> -> tensor<128xbf16>
+  %f = arith.extf %v : tensor<128xbf16> to tensor<128xf32>
+  %m = kgen.reduce max %f : tensor<128xf32> -> f32
+  %b = kgen.broadcast %m : f32 -> tensor<128xf32>
+  %q = arith.divf %f, %b : tensor<128xf32>
+  %t = arith.truncf %q : tensor<128xf32> to tensor<128xbf16>
+  kgen.store %t, %yh[%c0] : tensor<128xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+kgen.kernel @group_bf16_vec(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                            %y: !kgen.rows<bf16> {kgen.name = "y"},
+                            %g: index {kgen.name = "groups"})
+    attributes {dims = {n = 128 : i64}} {
+  %n = arith.constant 128 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %xh = kgen.heads [%x] counts [%g] length %n : !kgen.rows<bf16> -> !kgen.rows<bf16>
+  %yh = kgen.heads [%y] counts [%g] length %n : !kgen.rows<bf16> -> !kgen.rows<bf16>
+  %v = kgen.load %xh[%c0] : !kgen.rows<bf16> -> tensor<128xbf16>
+  %f = arith.extf %v : tensor<128xbf16> to tensor<128xf32>
+  %m = kgen.reduce max %f : tensor<128xf32> -> f32
+  %b = kgen.broadcast %m : f32 -> tensor<128xf32>
+  %q = arith.divf %f, %b : tensor<128xf32>
+  %t = arith.truncf %q : tensor<128xf32> to tensor<128xbf16>
+  kgen.store %t, %yh[%c0] : tensor<128xbf16>, !kgen.rows<bf16>
   kgen.return
 }
 
