@@ -26,21 +26,21 @@ using namespace mlir;
 
 namespace {
 
-/// Whether `v` is the float constant (or splat) `want`, looking through a
-/// vector.broadcast of a scalar.
+/// The scalar a vector.broadcast `v` splats, else `v`.
+Value splatSource(Value v) {
+  auto b = v.getDefiningOp<vector::BroadcastOp>();
+  return b ? b.getSource() : v;
+}
+
+/// Whether `v` is the float constant (or splat) `want`.
 bool isFloat(Value v, double want) {
-  if (auto b = v.getDefiningOp<vector::BroadcastOp>())
-    v = b.getSource();
   APFloat f(0.0);
-  return matchPattern(v, m_ConstantFloat(&f)) && f.convertToDouble() == want;
+  return matchPattern(splatSource(v), m_ConstantFloat(&f)) &&
+         f.convertToDouble() == want;
 }
 
 /// Whether `v` is the integer constant (or splat) 0.
-bool isZero(Value v) {
-  if (auto b = v.getDefiningOp<vector::BroadcastOp>())
-    v = b.getSource();
-  return matchPattern(v, m_Zero());
-}
+bool isZero(Value v) { return matchPattern(splatSource(v), m_Zero()); }
 
 /// select(f is NaN, 0, fptosi(min(max(f, lo), hi))), lo and hi the range of
 /// an iN with N < 32 (exact in f32, so the float clamp equals an integer
