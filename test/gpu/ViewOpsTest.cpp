@@ -537,6 +537,11 @@ protected:
   void testAdaLN();
   void testGroupQuant();
   void testGroupNorm();
+  /// Runs make(T, G, layout) for each T of `tokens`, G of 1, 3 and 56
+  /// groups and each layout, until a case fails.
+  void
+  runGroupCases(std::initializer_list<int64_t> tokens,
+                const std::function<Case(int64_t, int64_t, Lay, Rng &)> &make);
   /// Interprets, then launches every kernel on `c` and compares; false after
   /// a failure that makes going on pointless.
   bool runCase(Case &c);
@@ -868,41 +873,39 @@ void ViewOpTest::testAdaLN() {
   runCase(c);
 }
 
-void ViewOpTest::testGroupQuant() {
+void ViewOpTest::runGroupCases(
+    std::initializer_list<int64_t> tokens,
+    const std::function<Case(int64_t, int64_t, Lay, Rng &)> &make) {
   Rng rng{seed() ^ std::hash<std::string>()(GetParam().name)};
   const char *layName[] = {"contiguous", "bases +1 element", "padded rows"};
-  auto name = [&](int64_t T, int64_t G, Lay lay) {
-    return "T " + std::to_string(T) + " groups " + std::to_string(G) + " " +
-           layName[int(lay)];
-  };
-  // The last T takes 56 groups past the variant for many rows (its min_rows).
-  int64_t manyRows = 0;
-  for (const RtKernel *k : kernels)
-    for (int64_t m : k->minRows)
-      manyRows = std::max(manyRows, m);
-  for (int64_t T : {int64_t(1), int64_t(7), int64_t(130), manyRows / 56 + 1})
+  for (int64_t T : tokens)
     for (int64_t G : {1, 3, 56})
       for (Lay lay : {Lay::Contiguous, Lay::Misaligned, Lay::Strided}) {
-        Case c = groupQuantCase(dsl, T, G, lay, rng);
-        c.what = name(T, G, lay);
-        if (!runCase(c))
-          return;
-      }
-}
-
-void ViewOpTest::testGroupNorm() {
-  Rng rng{seed() ^ std::hash<std::string>()(GetParam().name)};
-  const char *layName[] = {"contiguous", "bases +1 element", "padded rows"};
-  const int64_t g = GetParam().length;
-  for (int64_t T : {1, 7, 130, 600})
-    for (int64_t G : {1, 3, 56})
-      for (Lay lay : {Lay::Contiguous, Lay::Misaligned, Lay::Strided}) {
-        Case c = groupNormCase(dsl, g, T, G, lay, rng);
+        Case c = make(T, G, lay, rng);
         c.what = "T " + std::to_string(T) + " groups " + std::to_string(G) +
                  " " + layName[int(lay)];
         if (!runCase(c))
           return;
       }
+}
+
+void ViewOpTest::testGroupQuant() {
+  // The last T takes 56 groups past the variant for many rows (its min_rows).
+  int64_t manyRows = 0;
+  for (const RtKernel *k : kernels)
+    for (int64_t m : k->minRows)
+      manyRows = std::max(manyRows, m);
+  runGroupCases({1, 7, 130, manyRows / 56 + 1},
+                [&](int64_t T, int64_t G, Lay lay, Rng &rng) {
+                  return groupQuantCase(dsl, T, G, lay, rng);
+                });
+}
+
+void ViewOpTest::testGroupNorm() {
+  const int64_t g = GetParam().length;
+  runGroupCases({1, 7, 130, 600}, [&](int64_t T, int64_t G, Lay lay, Rng &rng) {
+    return groupNormCase(dsl, g, T, G, lay, rng);
+  });
 }
 
 void ViewOpTest::run() {
