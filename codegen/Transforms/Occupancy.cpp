@@ -78,6 +78,9 @@ namespace {
 //   fused_add_rmsnorm), in its blocks of more than 256 threads
 //   (`_vec_hold4_wide`), keeps two blocks of up to this many an SM (72
 //   registers). Narrower blocks lost under that cap, hence the split.
+// - group-resident-threads, group-row-chunks: a held row quantized per group
+//   (a group_reduce) keeps its values across the groups' shuffles; short
+//   ones fit a smaller cap, and more rows in flight hid the shuffles.
 // The measurements are in bench/results/lowering-decisions.md.
 
 struct Occupancy : ::mlir::kgen::impl::KgenOccupancyBase<Occupancy> {
@@ -89,11 +92,12 @@ struct Occupancy : ::mlir::kgen::impl::KgenOccupancyBase<Occupancy> {
       return succeeded(checkOption(ctx, *this, option, least, most));
     };
     return success(ok(registersPerSM, 1) && ok(minResidentThreads, 1) &&
-                   ok(rereadResidentThreads, 1) &&
-                   ok(busyResidentThreads, 1) && ok(busyRowChunks, 1) &&
-                   ok(busyRowBlock, 1) && ok(wideBlock, 1) &&
-                   ok(fewChunks, 0) && ok(wideBlockResidentThreads, 1) &&
-                   ok(registersBesideRow, 0) && ok(widestHeldThreads, 1));
+                   ok(rereadResidentThreads, 1) && ok(busyResidentThreads, 1) &&
+                   ok(busyRowChunks, 1) && ok(busyRowBlock, 1) &&
+                   ok(wideBlock, 1) && ok(fewChunks, 0) &&
+                   ok(wideBlockResidentThreads, 1) &&
+                   ok(registersBesideRow, 0) && ok(widestHeldThreads, 1) &&
+                   ok(groupResidentThreads, 1) && ok(groupRowChunks, 0));
   }
 
   void runOnOperation() override {
@@ -112,10 +116,11 @@ struct Occupancy : ::mlir::kgen::impl::KgenOccupancyBase<Occupancy> {
   /// these kernels want their row in registers. Left free, it takes what the
   /// block leaves and may keep one block per SM (layernorm, bf16 16384: 130
   /// registers, so 8 warps an SM): at most the registers that
-  /// keep min-resident-threads per SM, when the row a thread holds is
-  /// vectorized, at most 8 chunks per load and at most half of them; else
-  /// all. Rows re-read, busy rows and rows of few chunks in wide blocks
-  /// take the residencies named above. Element-wise rows (the `_any`
+  /// keep min-resident-threads (group-resident-threads for rows quantized
+  /// per group, where that cap fits them) per SM, when the row a thread
+  /// holds is vectorized, at most 8 chunks per load and at most half of
+  /// them; else all. Rows re-read, busy rows and rows of few chunks in wide
+  /// blocks take the residencies named above. Element-wise rows (the `_any`
   /// variant) need an address per element and spill under the cap, and so
   /// did a 16-chunk f32 row on sm_75; the Ptxas tests check every bundled
   /// kernel for spills.
@@ -188,6 +193,14 @@ struct Occupancy : ::mlir::kgen::impl::KgenOccupancyBase<Occupancy> {
         getVariantKind(k) == VariantKind::held && getVariant(k).getWide())
       return std::min<int64_t>(all, registersPerSM / (2 * widestHeldThreads) /
                                         8 * 8);
+    // Held rows quantized per group, of at most group-row-chunks chunks
+    // (longer rows and the warp variant spilled under that cap).
+    int64_t grouped = std::min<int64_t>(
+        all, registersPerSM / std::max<int64_t>(block, groupResidentThreads));
+    if (vectorized && getVariantKind(k) == VariantKind::held &&
+        s.getChunks() <= groupRowChunks && 2 * heldElements <= grouped &&
+        !k.getBody().getOps<GroupReduceOp>().empty())
+      return grouped;
     return vectorized && s.getChunks() <= 8 && 2 * heldElements <= shared
                ? shared
                : all;

@@ -261,7 +261,11 @@ def KgenOccupancy : Pass<"kgen-occupancy", "ModuleOp"> {
     Option<"registersBesideRow", "registers-beside-row", "int64_t", "24",
            "Registers a wide block's thread needs besides its row's words">,
     Option<"widestHeldThreads", "widest-held-threads", "int64_t", "448",
-           "Threads of the `_vec_hold4_wide` block two of which an SM keeps">
+           "Threads of the `_vec_hold4_wide` block two of which an SM keeps">,
+    Option<"groupResidentThreads", "group-resident-threads", "int64_t",
+           "1024", "...for a held row quantized per group (a group_reduce)">,
+    Option<"groupRowChunks", "group-row-chunks", "int64_t", "4",
+           "The most chunks a thread holds of such a row">
   ];
 }
 

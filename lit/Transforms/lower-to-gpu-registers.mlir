@@ -1,6 +1,7 @@
 // RUN: kgen-opt %s -split-input-file --kgen-occupancy --kgen-lower-to-gpu | FileCheck %s
 // RUN: kgen-opt %s -split-input-file --kgen-occupancy=busy-rows=1 --kgen-lower-to-gpu | FileCheck %s --check-prefix=BUSY
 // RUN: kgen-opt %s -split-input-file --kgen-occupancy=late-row-registers=1 --kgen-lower-to-gpu | FileCheck %s --check-prefix=LATE
+// RUN: kgen-opt %s -split-input-file --kgen-occupancy=group-resident-threads=512 --kgen-lower-to-gpu | FileCheck %s --check-prefix=GROUP512
 // kgen-occupancy decides; the schedule shows it before any lowering.
 // RUN: kgen-opt %s -split-input-file --kgen-occupancy=busy-rows=1 | FileCheck %s --check-prefix=PLAN
 // PLAN-LABEL: kgen.kernel @held_vec(
@@ -546,5 +547,66 @@ kgen.kernel @held_one_row_4(
   %o = arith.subf %f0, %b : tensor<?xf32>
   %t = arith.truncf %o : tensor<?xf32> to tensor<?xbf16>
   kgen.store %t, %y[%c0] {vector_width = 8 : i64} : tensor<?xbf16>, !kgen.rows<bf16>
+  kgen.return
+}
+
+// -----
+
+// A held row of 4 chunks quantized per group of 128 (a group_reduce) keeps
+// 1024 threads an SM: 64 registers at 512 threads (128 at
+// group-resident-threads 512, as any held row of 4 chunks).
+// CHECK-LABEL: gpu.func @group_held_4(
+// CHECK-SAME: nvvm.maxnreg = 64 : i32
+// GROUP512-LABEL: gpu.func @group_held_4(
+// GROUP512-SAME: nvvm.maxnreg = 128 : i32
+kgen.kernel @group_held_4(
+    %x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
+    %y: !kgen.rows<i8> {kgen.align = 16 : i64, kgen.name = "y"},
+    %s: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "scale"},
+    %n: index {kgen.divisibility = 128 : i64, kgen.name = "n"})
+    attributes {dims = {}, kgen.variant = #kgen.variant<kind = held, chunks = 4>, schedule = #kgen.schedule<vector = 8, threadsPerRow = 512, rowsPerBlock = 1, chunks = 4, reread = false, launchThreads = true>} {
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<?xbf16>
+  %f = arith.extf %v : tensor<?xbf16> to tensor<?xf32>
+  %q = arith.mulf %f, %f : tensor<?xf32>
+  %ss = kgen.reduce sum %q : tensor<?xf32> -> f32
+  %b = kgen.broadcast %ss : f32 -> tensor<?xf32>
+  %nrm = arith.mulf %f, %b : tensor<?xf32>
+  %a = math.absf %nrm : tensor<?xf32>
+  %top = kgen.group_reduce max %a group 128 : tensor<?xf32>
+  %o = arith.divf %nrm, %top : tensor<?xf32>
+  %i = arith.fptosi %o : tensor<?xf32> to tensor<?xi8>
+  kgen.store %i, %y[%c0] {vector_width = 8 : i64} : tensor<?xi8>, !kgen.rows<i8>
+  kgen.store %top, %s[%c0] {group = 128 : i64} : tensor<?xf32>, !kgen.rows<f32>
+  kgen.return
+}
+
+// -----
+
+// Past group-row-chunks (4) it keeps the held row's cap: 8 chunks spilled
+// under 64 (f32 rows).
+// CHECK-LABEL: gpu.func @group_held_8(
+// CHECK-SAME: nvvm.maxnreg = 128 : i32
+kgen.kernel @group_held_8(
+    %x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"},
+    %y: !kgen.rows<i8> {kgen.align = 16 : i64, kgen.name = "y"},
+    %s: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "scale"},
+    %n: index {kgen.divisibility = 128 : i64, kgen.name = "n"})
+    attributes {dims = {}, kgen.variant = #kgen.variant<kind = held, chunks = 8>, schedule = #kgen.schedule<vector = 8, threadsPerRow = 512, rowsPerBlock = 1, chunks = 8, reread = false, launchThreads = true>} {
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] {vector_width = 8 : i64} : !kgen.rows<bf16> -> tensor<?xbf16>
+  %f = arith.extf %v : tensor<?xbf16> to tensor<?xf32>
+  %q = arith.mulf %f, %f : tensor<?xf32>
+  %ss = kgen.reduce sum %q : tensor<?xf32> -> f32
+  %b = kgen.broadcast %ss : f32 -> tensor<?xf32>
+  %nrm = arith.mulf %f, %b : tensor<?xf32>
+  %a = math.absf %nrm : tensor<?xf32>
+  %top = kgen.group_reduce max %a group 128 : tensor<?xf32>
+  %o = arith.divf %nrm, %top : tensor<?xf32>
+  %i = arith.fptosi %o : tensor<?xf32> to tensor<?xi8>
+  kgen.store %i, %y[%c0] {vector_width = 8 : i64} : tensor<?xi8>, !kgen.rows<i8>
+  kgen.store %top, %s[%c0] {group = 128 : i64} : tensor<?xf32>, !kgen.rows<f32>
   kgen.return
 }
