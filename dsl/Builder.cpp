@@ -361,6 +361,11 @@ Expr unary(UnaryOp uop, const Operand &a) {
            fmt::format("{} values are for storage only; cast them with "
                        ".to(DType::F32) first",
                        dtypeStr(t)));
+  if (uop == UnaryOp::CeilPow2 && t != DType::F32)
+    s.fail(a.loc, op,
+           fmt::format("{} works on f32 bits but got {}; cast it with "
+                       ".to(DType::F32)",
+                       op, dtypeStr(t)));
   Node n{};
   n.kind = NodeKind::Unary;
   n.unary = uop;
@@ -994,6 +999,7 @@ Expr tanh(Operand a) { return unary(UnaryOp::Tanh, a); }
 Expr erf(Operand a) { return unary(UnaryOp::Erf, a); }
 Expr sigmoid(Operand a) { return unary(UnaryOp::Sigmoid, a); }
 Expr round(Operand a) { return unary(UnaryOp::Round, a); }
+Expr ceilPow2(Operand a) { return unary(UnaryOp::CeilPow2, a); }
 Expr sum(Operand a) { return reduction(ReduceOp::Sum, a); }
 Expr mean(Operand a) { return reduction(ReduceOp::Mean, a); }
 Expr amax(Operand a) { return reduction(ReduceOp::Max, a); }

@@ -234,6 +234,10 @@ Expr sigmoid(Operand a);
 /// Rounds to the nearest integer, ties to even (torch.round); the result
 /// keeps the operand's float dtype.
 Expr round(Operand a);
+/// The least power of two >= |a| of an f32 `a` (DeepGEMM's UE8M0 scales):
+/// 0, infinities and NaN stay as |a|; past the largest float, infinity;
+/// below the least normal float (2^-126), 2^-126. Exact.
+Expr ceilPow2(Operand a);
 
 // Reductions over the row; the result is a per-row scalar of the operand's
 // dtype that broadcasts back when combined with a row.

@@ -4,8 +4,9 @@
 namespace kgen {
 
 const char *name(UnaryOp op) {
-  static const char *names[] = {"neg",   "abs",  "exp", "log",     "sqrt",
-                                "rsqrt", "tanh", "erf", "sigmoid", "round"};
+  static const char *names[] = {"neg",     "abs",   "exp",     "log",
+                                "sqrt",    "rsqrt", "tanh",    "erf",
+                                "sigmoid", "round", "ceilPow2"};
   return names[(int)op];
 }
 

@@ -104,7 +104,8 @@ enum class UnaryOp : uint8_t {
   Tanh,
   Erf,
   Sigmoid,
-  Round ///< to the nearest integer, ties to even (torch.round)
+  Round,   ///< to the nearest integer, ties to even (torch.round)
+  CeilPow2 ///< the least power of two >= |x| (f32; see ceilPow2())
 };
 enum class BinaryOp : uint8_t {
   Add,

@@ -94,6 +94,15 @@ double unaryOp(UnaryOp op, DType t, double x) {
     double r = std::round(x); // ties away from zero; move them to even
     return std::fabs(x - std::trunc(x)) == 0.5 ? 2 * std::round(x / 2) : r;
   }
+  case UnaryOp::CeilPow2: {
+    double a = std::fabs(x);
+    if (a == 0 || !std::isfinite(a))
+      return a;
+    int e;
+    double m = std::frexp(a, &e); // a = m * 2^e, m in [0.5, 1)
+    // 2^128 rounds to infinity as the node's f32 result.
+    return std::max(m == 0.5 ? a : std::ldexp(1.0, e), 0x1p-126);
+  }
   }
   return x;
 }
@@ -724,7 +733,7 @@ Tolerance defaultTolerance(DType outDtype) {
 bool inexact(const Node &n) {
   if (n.kind == NodeKind::Unary)
     return n.unary != UnaryOp::Neg && n.unary != UnaryOp::Abs &&
-           n.unary != UnaryOp::Round;
+           n.unary != UnaryOp::Round && n.unary != UnaryOp::CeilPow2;
   return n.kind == NodeKind::Reduce &&
          (n.reduce == ReduceOp::Sum || n.reduce == ReduceOp::Mean);
 }

@@ -32,6 +32,29 @@ Type mlir::kgen::toMLIRType(MLIRContext *ctx, dsl::DType t) {
   return {};
 }
 
+Value mlir::kgen::buildCeilPow2(OpBuilder &b, Location loc, Value x,
+                                function_ref<Value(Value)> splat) {
+  Type i32 = b.getI32Type();
+  if (auto t = dyn_cast<RankedTensorType>(x.getType()))
+    i32 = t.clone(i32);
+  auto c = [&](uint32_t v) {
+    return splat(
+        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(int32_t(v))));
+  };
+  Value bits = b.createOrFold<arith::AndIOp>(
+      loc, b.createOrFold<arith::BitcastOp>(loc, i32, x), c(0x7fffffff));
+  Value up = b.createOrFold<arith::AndIOp>(
+      loc, b.createOrFold<arith::AddIOp>(loc, bits, c(0x007fffff)),
+      c(0xff800000));
+  Value keep = b.createOrFold<arith::OrIOp>(
+      loc,
+      b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, bits, c(0)),
+      b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, bits,
+                                    c(0x7f800000)));
+  return b.createOrFold<arith::BitcastOp>(
+      loc, x.getType(), b.createOrFold<arith::SelectOp>(loc, keep, bits, up));
+}
+
 namespace {
 
 class Importer {
@@ -58,6 +81,7 @@ private:
   /// map op (kgen.group / kgen.heads / kgen.gather) over it.
   Value source(int t);
   Value compute(const dsl::Node &n, ArrayRef<Value> ops, Type computeType);
+  Value ceilPow2(Value x);
 
   OpBuilder &b;
   const dsl::Kernel &k;
@@ -145,6 +169,12 @@ Value Importer::broadcastIfNeeded(Value v, bool toRow) {
                              v);
 }
 
+Value Importer::ceilPow2(Value x) {
+  return buildCeilPow2(b, loc, x, [&](Value c) {
+    return broadcastIfNeeded(c, isa<RankedTensorType>(x.getType()));
+  });
+}
+
 /// Emits the op of an elementwise node on operands already in computeType.
 Value Importer::compute(const dsl::Node &n, ArrayRef<Value> ops,
                         Type computeType) {
@@ -184,6 +214,8 @@ Value Importer::compute(const dsl::Node &n, ArrayRef<Value> ops,
       return math::ErfOp::create(b, loc, ops[0]);
     case dsl::UnaryOp::Round:
       return math::RoundEvenOp::create(b, loc, ops[0]);
+    case dsl::UnaryOp::CeilPow2:
+      return ceilPow2(ops[0]);
     case dsl::UnaryOp::Sigmoid: {
       Value e =
           math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, ops[0]));

@@ -20,6 +20,14 @@ KernelOp importKernel(OpBuilder &b, const ::kgen::Kernel &k,
                       const std::map<std::string, int64_t> &staticDims,
                       llvm::StringRef symName);
 
+/// The DSL's ceilPow2 of f32 `x` (a scalar or a row), on its bits: adding a
+/// full mantissa carries into the exponent unless the mantissa is 0, and
+/// clearing it leaves the power (subnormals carry to 2^-126, the largest
+/// floats to infinity); 0, infinities and NaN keep |x|. `splat` gives a
+/// scalar constant x's shape. A constant `x` folds to the constant result.
+Value buildCeilPow2(OpBuilder &b, Location loc, Value x,
+                    function_ref<Value(Value)> splat);
+
 /// The MLIR element type of a DSL dtype.
 Type toMLIRType(MLIRContext *ctx, ::kgen::DType t);
 

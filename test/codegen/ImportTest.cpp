@@ -1,9 +1,16 @@
 //===- ImportTest.cpp - DSL kernels the code generator refuses, clearly ---===//
+#include "codegen/Import/ImportDSL.h"
 #include "codegen/Pipeline/Pipeline.h"
 #include "dsl/Builder.h"
+#include "dsl/Interpreter.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <bit>
+#include <limits>
 
 using namespace kgen;
 using ::testing::HasSubstr;
@@ -32,6 +39,39 @@ TEST(Import, ReadingAnFp8ValueNamesTheUsersLine) {
                                ": kernel 'fp8_roundtrip' reads an f8e4m3 "
                                "value: the code generator writes fp8 but "
                                "does not read it yet"));
+}
+
+// ceilPow2 is lowered as integer arithmetic on the bits, apart from the
+// interpreter's frexp: on a constant it folds, to the interpreter's value.
+TEST(Import, CeilPow2FoldsToTheInterpretersValue) {
+  Builder k("ceil_pow2");
+  Tensor x = k.input("x", DType::F32, k.dim("hidden"));
+  k.output("y", ceilPow2(x));
+  Kernel kernel = k.build();
+  mlir::MLIRContext ctx;
+  ctx.loadDialect<mlir::arith::ArithDialect>();
+  mlir::OpBuilder b(&ctx);
+  mlir::Location loc = b.getUnknownLoc();
+  for (float v : {1.0f, 1.5f, 0.75f, -3.0f, 0x1p-126f, 0x1p-130f, 0x1p127f,
+                  0x1.000002p0f, std::numeric_limits<float>::max(), 0.0f, -0.0f,
+                  std::numeric_limits<float>::infinity(),
+                  std::numeric_limits<float>::quiet_NaN()}) {
+    float want = 0;
+    Bindings bind;
+    bind.dims = {1};
+    bind.rows = 1;
+    bind.tensors = {{&v}, {&want}};
+    interpret(kernel, bind);
+    mlir::Value got = mlir::kgen::buildCeilPow2(
+        b, loc, mlir::arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v)),
+        [](mlir::Value c) { return c; });
+    auto cst = got.getDefiningOp<mlir::arith::ConstantOp>();
+    ASSERT_TRUE(cst) << v << " did not fold";
+    float folded =
+        cast<mlir::FloatAttr>(cst.getValue()).getValue().convertToFloat();
+    EXPECT_EQ(std::bit_cast<uint32_t>(want), std::bit_cast<uint32_t>(folded))
+        << v;
+  }
 }
 
 } // namespace

@@ -445,6 +445,8 @@ TEST(BuilderError, IntWithFloat) {
   EXPECT_NO_THROW((void)(f.i + -0x1p63)); // INT64_MIN is an integer
   c = catchUserError([&] { line = __LINE__; (void)exp(f.i); });
   expectUserError(c, line, "exp() needs a float operand but got i32");
+  c = catchUserError([&] { line = __LINE__; (void)ceilPow2(f.xb); });
+  expectUserError(c, line, "ceilPow2() works on f32 bits but got bf16");
 }
 
 TEST(BuilderError, ComparisonResults) {

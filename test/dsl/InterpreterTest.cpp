@@ -425,6 +425,25 @@ TEST(Interpreter, RoundGoesToTheNearestIntegerTiesToEven) {
   }
 }
 
+TEST(Interpreter, CeilPow2) {
+  Builder b("ceil_pow2");
+  Len h = b.dim("h");
+  Tensor x = b.input("x", DType::F32, h);
+  b.output("y", ceilPow2(x));
+  Kernel k = b.build();
+  const float maxF = std::numeric_limits<float>::max();
+  const std::vector<double> in = {
+      1,    1.5, 0.75, -3,   0x1p-126, 0x1p-130, 0x1p127, 0x1.000002p0,
+      maxF, 0,   -0.0, kInf, -kInf,    kNaN};
+  const std::vector<double> want = {1, 2,    1, 4, 0x1p-126, 0x1p-126, 0x1p127,
+                                    2, kInf, 0, 0, kInf,     kInf,     kNaN};
+  const int64_t n = (int64_t)in.size();
+  Buffer xs(DType::F32, in), y(DType::F32, std::vector<double>(n, 0));
+  run(k, {n}, 1, {xs.host(), y.host()});
+  for (int64_t i = 0; i < n; ++i)
+    expectSameBits(want[i], y.at(i));
+}
+
 TEST(Interpreter, SpecialValuesOfMath) {
   Builder b("specials");
   Len h = b.dim("h");
