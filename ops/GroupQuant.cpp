@@ -10,9 +10,13 @@ namespace kgen::ops {
 // into fp8 e4m3, truncated into int8 (vLLM's casts). The scales are [T,
 // groups] in row-major order. A group is a row program (heads(), as rope's
 // heads), so --hidden is the group size.
-static Kernel groupQuant(DType dt, int64_t group, Quant8 to) {
+// With `ue8m0`, each scale is rounded up to a power of two, as for
+// DeepGEMM's UE8M0 scales: ceilPow2(max(s, 1e-10)), as vLLM's kernel
+// (exp2(ceil(log2(max(|s|, 1e-10))))).
+static Kernel groupQuant(DType dt, int64_t group, Quant8 to,
+                         bool ue8m0 = false) {
   Builder b(std::string("per_token_group_quant") +
-            (to == Quant8::I8 ? "_int8" : "_fp8"));
+            (to == Quant8::I8 ? "_int8" : "_fp8") + (ue8m0 ? "_ue8m0" : ""));
   Len groups = b.dim("groups");
   Tensor x = b.heads({{"x", groups}}, dt, group);
   DType out = to == Quant8::I8 ? DType::I8 : DType::F8E4M3;
@@ -20,6 +24,8 @@ static Kernel groupQuant(DType dt, int64_t group, Quant8 to) {
   Expr eps = b.scalar("eps", DType::F32);
   Expr xf = x.to(DType::F32);
   Expr scale = max(amax(abs(xf)), eps) / quantMax(to);
+  if (ue8m0)
+    scale = ceilPow2(max(scale, 1e-10));
   b.storeSlice(y, 0, 1, (xf / scale).to(out));
   b.output("scale", scale);
   return b.build();
@@ -34,6 +40,16 @@ KGEN_REGISTER_OP(per_token_group_quant_fp8)
     .scalar("eps", 1e-10)
     .kernelForLength([](DType dt, int64_t group) {
       return groupQuant(dt, group, Quant8::F8E4M3);
+    });
+
+KGEN_REGISTER_OP(per_token_group_quant_fp8_ue8m0)
+    .summary("per_token_group_quant_fp8 with each scale rounded up to a "
+             "power of two (UE8M0, DeepGEMM's; vLLM's use_ue8m0)")
+    .dim("group_size")
+    .lengths(kGroupSizes)
+    .scalar("eps", 1e-10)
+    .kernelForLength([](DType dt, int64_t group) {
+      return groupQuant(dt, group, Quant8::F8E4M3, true);
     });
 
 KGEN_REGISTER_OP(per_token_group_quant_int8)

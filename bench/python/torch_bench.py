@@ -55,9 +55,9 @@ Suites (--suite):
           gemma_fused_add_rmsnorm (`_flashinfer`; eager: FlashInfer's tests'
           references). vLLM's int8 quantizations (rmsnorm_quant_int8_static
           and _dynamic, their fused adds, quant_int8_static and _dynamic)
-          and per_token_group_quant_fp8 / _int8 (groups of --group-size
-          elements of the hidden, default 128); eager: the kernels'
-          arithmetic in torch ops.
+          and per_token_group_quant_fp8 / _fp8_ue8m0 / _int8 (groups of
+          --group-size elements of the hidden, default 128); eager: the
+          kernels' arithmetic in torch ops.
           A length the bundle has no specialized kernel for runs on the
           op's dynamic kernel (name ..._dyn_...; the CSV's variant column).
 
@@ -156,6 +156,7 @@ LIB_OPS = ["rmsnorm_noweight", "fused_add_rmsnorm_quant_static",
            "rmsnorm_quant_int8_dynamic", "fused_add_rmsnorm_quant_int8_static",
            "fused_add_rmsnorm_quant_int8_dynamic", "quant_int8_static",
            "quant_int8_dynamic", "per_token_group_quant_fp8",
+           "per_token_group_quant_fp8_ue8m0",
            "per_token_group_quant_int8", "rmsnorm_quant_group",
            "rmsnorm_quant_int8_group", "fused_add_rmsnorm_quant_group",
            "fused_add_rmsnorm_quant_int8_group"]
@@ -395,16 +396,23 @@ GROUP_SIZE = 128  # per_token_group_quant's groups (DeepSeek's block size)
 GROUP_EPS = 1e-10
 
 
-def _group_quant(x, lo, hi, dtype):
+def _group_quant(x, lo, hi, dtype, ue8m0=False):
     # vLLM's per_token_group_quant: max(amax, eps) / qmax per group; x / s
-    # clamped, then cast (fp8 rounds to nearest, int8 truncates).
+    # clamped, then cast (fp8 rounds to nearest, int8 truncates). UE8M0: s
+    # rounded up to a power of two, as vLLM's Triton kernel writes it.
     g = x.float().unflatten(-1, (-1, GROUP_SIZE))
     s = g.abs().amax(-1, keepdim=True).clamp(min=GROUP_EPS) / hi
+    if ue8m0:
+        s = torch.exp2(torch.ceil(torch.log2(s.clamp(min=1e-10))))
     return (g / s).clamp(lo, hi).to(dtype).flatten(-2), s.flatten()
 
 
 def f_per_token_group_quant_fp8(x):
     return _group_quant(x, -FP8_MAX, FP8_MAX, torch.float8_e4m3fn)
+
+
+def f_per_token_group_quant_fp8_ue8m0(x):
+    return _group_quant(x, -FP8_MAX, FP8_MAX, torch.float8_e4m3fn, True)
 
 
 def f_per_token_group_quant_int8(x):
@@ -767,6 +775,7 @@ OPS["quant_int8_dynamic"] = dict(
     dtypes={"y": "int8", "scale": "float32"}, eager_in=["x"],
     compare=["y", "scale"], scalars={})
 for _op, _out in (("per_token_group_quant_fp8", "float8_e4m3fn"),
+                  ("per_token_group_quant_fp8_ue8m0", "float8_e4m3fn"),
                   ("per_token_group_quant_int8", "int8")):
     OPS[_op] = dict(
         fn=globals()["f_" + _op], tensors=[("x", "row", "in", "randn"),

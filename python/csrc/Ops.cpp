@@ -395,9 +395,10 @@ std::tuple<Tensor, Tensor> groupQuant(const char *op, at::ScalarType out,
 }
 
 std::tuple<Tensor, Tensor> perTokenGroupQuantFp8(const Tensor &x, int64_t group,
-                                                 double eps) {
-  return groupQuant("per_token_group_quant_fp8", at::kFloat8_e4m3fn, x, group,
-                    eps);
+                                                 double eps, bool ue8m0) {
+  return groupQuant(ue8m0 ? "per_token_group_quant_fp8_ue8m0"
+                          : "per_token_group_quant_fp8",
+                    at::kFloat8_e4m3fn, x, group, eps);
 }
 
 std::tuple<Tensor, Tensor> perTokenGroupQuantInt8(const Tensor &x,
@@ -966,7 +967,7 @@ TORCH_LIBRARY(kgen, m) {
            "quant_int8_static(Tensor x, float scale) -> Tensor",
            "quant_int8_dynamic(Tensor x) -> (Tensor, Tensor)",
            "per_token_group_quant_fp8(Tensor x, int group_size, "
-           "float eps=1e-10) -> (Tensor, Tensor)",
+           "float eps=1e-10, bool use_ue8m0=False) -> (Tensor, Tensor)",
            "per_token_group_quant_int8(Tensor x, int group_size, "
            "float eps=1e-10) -> (Tensor, Tensor)",
            "rmsnorm_quant_group(Tensor x, Tensor weight, int group_size, "

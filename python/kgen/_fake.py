@@ -74,7 +74,7 @@ def _grouped(dtype, x, group_size):
 
 
 def _group_quant(dtype):
-    def fake(x, group_size, eps=1e-10):
+    def fake(x, group_size, eps=1e-10, use_ue8m0=False):
         return _grouped(dtype, x, group_size)
     return fake
 

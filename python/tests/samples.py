@@ -96,11 +96,16 @@ def ref_quant_int8_dynamic(x):
     return _int8_rn(x.float() * inv), amax / 127
 
 
-def ref_group_quant(x, group_size, eps, lo=-448.0, hi=448.0, dtype=F8):
+def ref_group_quant(x, group_size, eps, lo=-448.0, hi=448.0, dtype=F8,
+                    ue8m0=False):
     # vLLM's per_token_group_quant: clamp, then the cast (fp8 rounds to
-    # nearest, int8 truncates).
+    # nearest, int8 truncates). UE8M0: s up to a power of two, from frexp
+    # (m in [0.5, 1): 2^e unless m is 0.5).
     g = x.float().unflatten(-1, (-1, group_size))
     s = g.abs().amax(-1, keepdim=True).clamp(min=eps) / hi
+    if ue8m0:
+        m, e = torch.frexp(s.clamp(min=1e-10))
+        s = torch.ldexp(torch.ones_like(s), torch.where(m == 0.5, e - 1, e))
     y = (g / s).clamp(lo, hi).to(dtype)
     return y.flatten(-2), s.squeeze(-1)
 
@@ -299,6 +304,10 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
         ("quant_int8_dynamic", (x * 0,), ref_quant_int8_dynamic),
         ("per_token_group_quant_fp8", (xg, 64, 1e-10), ref_group_quant),
         ("per_token_group_quant_fp8", (xg, 128, 1e-10), ref_group_quant),
+        ("per_token_group_quant_fp8", (xg, 128, 1e-10, True),
+         lambda x, g, e, u: ref_group_quant(x, g, e, ue8m0=u)),
+        ("per_token_group_quant_fp8", (xg * 1e-9, 64, 1e-10, True),
+         lambda x, g, e, u: ref_group_quant(x, g, e, ue8m0=u)),
         ("per_token_group_quant_int8", (xg, 64, 1e-10),
          lambda x, g, e: ref_group_quant(x, g, e, -128.0, 127.0, I8)),
         ("per_token_group_quant_int8", (xg, 128, 1e-10),

@@ -49,10 +49,11 @@ def test_every_bundled_op_has_a_torch_op():
     # layernorm_nobias is layernorm with bias=None; NAME_f32w is NAME with an
     # f32 weight, NAME_q NAME with k None, NAME_cache16 NAME with a cache in
     # q's dtype, NAME_rotary NAME with a cache narrower than a head, NAME_half
-    # and NAME_quarter NAME with a cache of head_dim / 2 and / 4.
+    # and NAME_quarter NAME with a cache of head_dim / 2 and / 4, NAME_ue8m0
+    # NAME with use_ue8m0.
     forms = {n for n in bundled
              if n.endswith(("_f32w", "_q", "_cache16", "_rotary", "_half",
-                            "_quarter"))}
+                            "_quarter", "_ue8m0"))}
     assert {n.rsplit("_", 1)[0] for n in forms} <= bundled
     assert bundled - {"layernorm_nobias"} - forms == _torch_ops()
 

@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cfloat>
 #include <cmath>
 #include <map>
@@ -175,6 +176,32 @@ TEST_P(GroupQuant, Int8TruncatesAndFp8RoundsToNearest) {
   });
   EXPECT_EQ(wrong, 0);
   EXPECT_GT(roundDiffers, 0);
+}
+
+// UE8M0 scales: vLLM's register kernel rounds max(s, 1e-10) up to a power
+// of two on the bits (the exponent, plus one if the mantissa is not 0), and
+// a power of two divides exactly. Some scales must move (the test sees it).
+TEST_P(GroupQuant, Ue8m0ScalesArePowersOfTwoAtOrAboveTheScale) {
+  const int64_t g = GetParam(), h = 7 * 128;
+  const double eps = 1e-10;
+  QuantRun f8 =
+      run("per_token_group_quant_fp8_ue8m0", h, g, {{"eps", eps}}, 11);
+  int64_t wrong = 0, moved = 0;
+  forRuns(f8.x.size(), g, [&](int64_t from, int64_t len) {
+    float s =
+        std::fmax(std::fmax(absMax(f8, from, len), float(eps)) / 448.f, 1e-10f);
+    uint32_t bits = std::bit_cast<uint32_t>(s);
+    float p =
+        std::bit_cast<float>(((bits >> 23) + ((bits & 0x7fffff) != 0)) << 23);
+    EXPECT_EQ(f8.scale[from / len], p);
+    moved += p != s;
+    for (int64_t j = from; j < from + len; ++j) {
+      float q = std::fmax(-448.f, std::fmin(448.f, f8.xAt(j) / p));
+      wrong += f8.yFp8[j] != f32ToF8E4M3Bits(q);
+    }
+  });
+  EXPECT_EQ(wrong, 0);
+  EXPECT_GT(moved, 0);
 }
 
 // vLLM's group sizes.
