@@ -394,11 +394,39 @@ std::tuple<Tensor, Tensor> groupQuant(const char *op, at::ScalarType out,
   return {y, scale};
 }
 
+/// vLLM's column-major scales of x [..., M, hidden] (DeepGEMM's): [..., M,
+/// groups], each matrix's column a run of P floats, P = M or, TMA-aligned,
+/// M rounded up to 16 bytes (4 floats).
+Tensor columnMajorScales(const char *op, const Tensor &x, int64_t groups,
+                         bool tmaAligned) {
+  TORCH_CHECK(x.dim() >= 2, "kgen::", op,
+              ": column-major scales need 'x' of [..., M, hidden], not ",
+              x.dim(), "-d");
+  const int64_t m = x.size(-2), p = tmaAligned ? (m + 3) / 4 * 4 : m;
+  std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
+  shape.back() = groups;
+  const int64_t lead = m ? leadingRows(x) / m : 0;
+  return at::empty({lead, groups, p}, x.options().dtype(at::kFloat))
+      .narrow(2, 0, m)
+      .transpose(1, 2)
+      .view(shape);
+}
+
+/// The kernel writes row-major scales; column-major ones take one more
+/// launch, a copy of them (its cost: bench/RESULTS.md, table 3).
 std::tuple<Tensor, Tensor> perTokenGroupQuantFp8(const Tensor &x, int64_t group,
-                                                 double eps, bool ue8m0) {
-  return groupQuant(ue8m0 ? "per_token_group_quant_fp8_ue8m0"
-                          : "per_token_group_quant_fp8",
-                    at::kFloat8_e4m3fn, x, group, eps);
+                                                 double eps, bool ue8m0,
+                                                 bool columnMajor,
+                                                 bool tmaAligned) {
+  const char *op =
+      ue8m0 ? "per_token_group_quant_fp8_ue8m0" : "per_token_group_quant_fp8";
+  // tma_aligned_scales without column_major_scales: row-major, as vLLM.
+  auto [y, scale] = groupQuant(op, at::kFloat8_e4m3fn, x, group, eps);
+  if (!columnMajor)
+    return {y, scale};
+  Tensor cm = columnMajorScales(op, x, scale.size(-1), tmaAligned);
+  cm.copy_(scale);
+  return {y, cm};
 }
 
 std::tuple<Tensor, Tensor> perTokenGroupQuantInt8(const Tensor &x,
@@ -967,7 +995,9 @@ TORCH_LIBRARY(kgen, m) {
            "quant_int8_static(Tensor x, float scale) -> Tensor",
            "quant_int8_dynamic(Tensor x) -> (Tensor, Tensor)",
            "per_token_group_quant_fp8(Tensor x, int group_size, "
-           "float eps=1e-10, bool use_ue8m0=False) -> (Tensor, Tensor)",
+           "float eps=1e-10, bool use_ue8m0=False, bool "
+           "column_major_scales=False, bool tma_aligned_scales=False) -> "
+           "(Tensor, Tensor)",
            "per_token_group_quant_int8(Tensor x, int group_size, "
            "float eps=1e-10) -> (Tensor, Tensor)",
            "rmsnorm_quant_group(Tensor x, Tensor weight, int group_size, "

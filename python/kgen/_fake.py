@@ -74,12 +74,27 @@ def _grouped(dtype, x, group_size):
 
 
 def _group_quant(dtype):
-    def fake(x, group_size, eps=1e-10, use_ue8m0=False):
+    def fake(x, group_size, eps=1e-10):
         return _grouped(dtype, x, group_size)
     return fake
 
 
-register_fake("kgen::per_token_group_quant_fp8")(_group_quant(_F8))
+@register_fake("kgen::per_token_group_quant_fp8")
+def _per_token_group_quant_fp8(x, group_size, eps=1e-10, use_ue8m0=False,
+                               column_major_scales=False,
+                               tma_aligned_scales=False):
+    y, s = _grouped(_F8, x, group_size)
+    if not column_major_scales:
+        return y, s
+    # Each [M, groups] matrix column-major, columns of M floats (TMA: M
+    # rounded up to 4), as the op allocates them.
+    m, g = x.shape[-2], s.shape[-1]
+    p = (m + 3) // 4 * 4 if tma_aligned_scales else m
+    lead = s.shape[:-2]
+    cm = x.new_empty((*lead, g, p), dtype=torch.float32)[..., :m]
+    return y, cm.transpose(-1, -2)
+
+
 register_fake("kgen::per_token_group_quant_int8")(_group_quant(_I8))
 
 

@@ -151,13 +151,21 @@ def quant_int8_dynamic(x):
     return _ops.quant_int8_dynamic(x)
 
 
-def per_token_group_quant_fp8(x, group_size, eps=1e-10, use_ue8m0=False):
+def per_token_group_quant_fp8(x, group_size, eps=1e-10, use_ue8m0=False,
+                              column_major_scales=False,
+                              tma_aligned_scales=False):
     """vLLM's per_token_group_quant_fp8: per group of group_size (64 or 128)
     elements s = max(amax|x|, eps) / 448 and y = (x / s).to(float8_e4m3fn);
-    returns y and the f32 scales [..., hidden / group_size], row-major. With
+    returns y and the f32 scales [..., M, hidden / group_size], row-major or,
+    with column_major_scales, each [M, groups] matrix column-major (columns
+    of M floats; tma_aligned_scales: M rounded up to 4, else ignored), as
+    vLLM lays them out for DeepGEMM (one copy of the scales after the
+    kernel). With
     use_ue8m0, s is rounded up to a power of two (DeepGEMM's UE8M0 scales:
     2^ceil(log2(max(s, 1e-10))), exactly), as vLLM's use_ue8m0."""
-    return _ops.per_token_group_quant_fp8(x, group_size, eps, use_ue8m0)
+    return _ops.per_token_group_quant_fp8(x, group_size, eps, use_ue8m0,
+                                          column_major_scales,
+                                          tma_aligned_scales)
 
 
 def per_token_group_quant_int8(x, group_size, eps=1e-10):

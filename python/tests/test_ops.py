@@ -168,6 +168,9 @@ def test_argument_errors():
             torch.randn(4, 200), 128)
     _raises("group_size 64, 128 only, not 96",
             kgen.per_token_group_quant_int8, torch.randn(4, 192), 96)
+    _raises(r"column-major scales need 'x' of \[..., M, hidden\], not 1-d",
+            kgen.per_token_group_quant_fp8, torch.randn(128), 128, 1e-10,
+            False, True)
     _raises("scale must be > 0", kgen.quant_int8_static, x, 0.0)
     xg, wg = torch.randn(4, 256), torch.randn(256)
     _raises("group_size 96 must divide", kgen.rmsnorm_quant_group, xg, wg, 96)
@@ -340,3 +343,21 @@ def test_f32_weights_are_used_unrounded():
     torch.testing.assert_close(rs, x + r, rtol=0, atol=0)
     torch.testing.assert_close(xs, ref_gemma_rmsnorm(x + r, w), rtol=2 ** -8,
                                atol=0)
+
+
+def test_group_quant_column_major_scales():
+    # vLLM's layouts for DeepGEMM: each [M, groups] matrix column-major,
+    # columns of M floats, or of M rounded up to 4 (TMA-aligned).
+    x = torch.randn(2, 5, 256)
+    _, want = kgen.per_token_group_quant_fp8(x, 64)
+    for tma, p in ((False, 5), (True, 8)):
+        y, s = kgen.per_token_group_quant_fp8(x, 64, 1e-10, False, True, tma)
+        assert s.shape == (2, 5, 4) and s.stride() == (4 * p, 1, p)
+        torch.testing.assert_close(s, want, rtol=0, atol=0)
+    _, s = kgen.per_token_group_quant_fp8(x[0], 128, 1e-10, True, True, True)
+    assert s.shape == (5, 2) and s.stride() == (1, 8)
+    _, s = kgen.per_token_group_quant_fp8(x, 64, 1e-10, False, False, True)
+    assert s.stride() == (20, 4, 1)  # TMA alignment alone: row-major
+    assert kgen.per_token_group_quant_fp8(
+        torch.randn(0, 128), 128, 1e-10, False, True)[1].shape == (0, 1)
+
