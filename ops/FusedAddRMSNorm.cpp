@@ -11,6 +11,7 @@ struct AddNormOptions {
   /// FlashInfer's rounding: the sum stays f32 for the norm (the residual
   /// gets it rounded), and the weight multiplies in f32 before one rounding.
   bool flashinfer = false;
+  bool noWeight = false; ///< vLLM's RMSNorm(has_weight=False)
 };
 } // namespace
 
@@ -27,7 +28,7 @@ static Kernel addRMSNorm(DType dt, DType wdt, const AddNormOptions &o) {
   Len hidden = b.dim("hidden");
   Tensor x = b.input("x", dt, hidden);
   Tensor residual = b.input("residual", dt, hidden);
-  Tensor w = b.vector("weight", wdt, hidden);
+  Tensor w = o.noWeight ? Tensor() : b.vector("weight", wdt, hidden);
   Expr eps = b.scalar("eps", DType::F32);
   auto sumF32 = [&] { return x.to(DType::F32) + residual.to(DType::F32); };
   Expr r, rf, again;
@@ -42,7 +43,8 @@ static Kernel addRMSNorm(DType dt, DType wdt, const AddNormOptions &o) {
     rf = again = r.to(DType::F32);
   }
   Expr normed = again * rsqrt(mean(rf * rf) + eps);
-  Expr y = o.gemma        ? (normed * (1.0 + w.to(DType::F32))).to(dt)
+  Expr y = o.noWeight     ? normed.to(dt)
+           : o.gemma      ? (normed * (1.0 + w.to(DType::F32))).to(dt)
            : o.flashinfer ? (normed * w.to(DType::F32)).to(dt)
                           : w * normed.to(dt);
   if (wdt != dt && !o.gemma && !o.flashinfer)
@@ -68,6 +70,12 @@ KGEN_REGISTER_OP(fused_add_rmsnorm)
              "weight (vLLM's rounding; FlashInfer's is _flashinfer)")
     .scalar("eps", 1e-6)
     .kernel(addNorm({"fused_add_rmsnorm"}));
+
+KGEN_REGISTER_OP(fused_add_rmsnorm_noweight)
+    .summary("fused_add_rmsnorm without a weight: x = (residual * "
+             "rsqrt(mean(residual^2) + eps)).to(dtype) (vLLM's weight None)")
+    .scalar("eps", 1e-6)
+    .kernel(addNorm({"fused_add_rmsnorm_noweight", true, false, false, true}));
 
 KGEN_REGISTER_OP(add_rmsnorm)
     .summary("out of place: residual_out = x + residual; y = "

@@ -42,7 +42,8 @@ Suites (--suite):
             kgen and compile are checked against that formula in f32,
             rounded once (the op's semantics: eager's op-by-op rounding
             loses ulps where + shift cancels).
-  library rmsnorm_noweight, fused_add_rmsnorm_quant_static and _dynamic
+  library rmsnorm_noweight and fused_add_rmsnorm_noweight (vLLM's
+          weight None), fused_add_rmsnorm_quant_static and _dynamic
           (vLLM's fused residual add, RMSNorm and fp8 quantization; scale_ub
           2), and vLLM's mul_and_silu, fatrelu_and_mul
           (threshold 0.25), swigluoai_and_mul (alpha 1.702, limit 7),
@@ -146,7 +147,8 @@ ADALN_SHAPES = [(1, 1024), (8, 1024), (1, 4096), (8, 4096)]  # (B, N)
 ADALN_CS = [1152, 3072]
 # Issue 38's forms: vLLM's other activations and the weightless RMSNorm, on
 # the norms suite's grid (--tokens, --hiddens).
-LIB_OPS = ["rmsnorm_noweight", "fused_add_rmsnorm_quant_static",
+LIB_OPS = ["rmsnorm_noweight", "fused_add_rmsnorm_noweight",
+           "fused_add_rmsnorm_quant_static",
            "fused_add_rmsnorm_quant_dynamic", "mul_and_silu", "fatrelu_and_mul",
            "swigluoai_and_mul", "gelu_quick", "gelu_new", "gelu_fast",
            "gemma_fused_add_rmsnorm", "rmsnorm_f32w", "layernorm_f32w",
@@ -322,6 +324,13 @@ def f_rmsnorm_noweight(x):
     xf = x.float()
     return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(
         x.dtype)
+
+
+def f_fused_add_rmsnorm_noweight(x, residual):
+    # vLLM's fused_add_rms_norm with weight None, out of place: r = x +
+    # residual in the dtype, y = its norm; returns (y, r).
+    r = x + residual
+    return f_rmsnorm_noweight(r), r
 
 
 SCALE_UB = 2.0  # fused_add_rmsnorm_quant_dynamic's bound: clamps most rows
@@ -678,6 +687,12 @@ OPS = {
         fn=f_rmsnorm_noweight, tensors=[("x", "row", "in", "randn"),
                                         ("y", "row", "out", None)],
         eager_in=["x"], compare=["y"], scalars={"eps": 1e-6}),
+    "fused_add_rmsnorm_noweight": dict(
+        fn=f_fused_add_rmsnorm_noweight,
+        tensors=[("x", "row", "inout", "randn"),
+                 ("residual", "row", "inout", "randn")],
+        eager_in=["x", "residual"], compare=["x", "residual"],
+        scalars={"eps": 1e-6}),
     "fused_add_rmsnorm_quant_static": dict(
         fn=f_fused_add_rmsnorm_quant_static,
         tensors=[("x", "row", "in", "randn"),
@@ -823,7 +838,8 @@ for _op in ["gelu_quick", "gelu_new", "gelu_fast"]:
                     dims=lambda T, h, b: {"d": h})
 
 # The norms' row length, for their dynamic kernels.
-for _op in NORM_OPS + ["rmsnorm_noweight", "fused_add_rmsnorm_quant_static",
+for _op in NORM_OPS + ["rmsnorm_noweight", "fused_add_rmsnorm_noweight",
+                       "fused_add_rmsnorm_quant_static",
                        "fused_add_rmsnorm_quant_dynamic",
                        "rmsnorm_quant_int8_static",
                        "rmsnorm_quant_int8_dynamic",

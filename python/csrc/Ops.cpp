@@ -154,10 +154,26 @@ void fusedAddNorm(const char *op, const char *f32wOp, const Tensor &x,
       .run(leadingRows(x));
 }
 
+/// Without a weight: fused_add_rmsnorm_noweight (vLLM's weight None).
 void fusedAddRmsnorm(const Tensor &x, const Tensor &residual,
-                     const Tensor &weight, double eps) {
-  fusedAddNorm("fused_add_rmsnorm", "fused_add_rmsnorm_f32w", x, residual,
-               weight, eps);
+                     const std::optional<Tensor> &weight, double eps) {
+  if (weight) {
+    fusedAddNorm("fused_add_rmsnorm", "fused_add_rmsnorm_f32w", x, residual,
+                 *weight, eps);
+    return;
+  }
+  const char *op = "fused_add_rmsnorm_noweight";
+  checkFloat(op, x, "x");
+  checkLike(op, residual, "residual", x);
+  checkInPlace(op, x, "x");
+  checkInPlace(op, residual, "residual");
+  const int64_t h = x.size(-1);
+  Call(op, x.scalar_type(), h)
+      .rows("x", x)
+      .rows("residual", residual)
+      .scalar("eps", eps)
+      .dim("hidden", h)
+      .run(leadingRows(x));
 }
 
 void gemmaFusedAddRmsnorm(const Tensor &x, const Tensor &residual,
@@ -964,7 +980,7 @@ TORCH_LIBRARY(kgen, m) {
            "layernorm(Tensor x, Tensor weight, Tensor? bias, float eps=1e-5) "
            "-> Tensor",
            "fused_add_rmsnorm(Tensor(a!) x, Tensor(b!) residual, "
-           "Tensor weight, float eps=1e-6) -> ()",
+           "Tensor? weight, float eps=1e-6) -> ()",
            "gemma_fused_add_rmsnorm(Tensor(a!) x, Tensor(b!) residual, "
            "Tensor weight, float eps=1e-6) -> ()",
            "rmsnorm_flashinfer(Tensor x, Tensor weight, float eps=1e-6) "

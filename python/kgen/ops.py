@@ -51,7 +51,8 @@ def layernorm(x, weight, bias=None, eps=1e-5):
 
 
 def fused_add_rmsnorm(x, residual, weight, eps=1e-6):
-    """In place: residual += x; x = rmsnorm(residual) * weight."""
+    """In place: residual += x; x = rmsnorm(residual) * weight; weight None:
+    x = (residual * rsqrt(mean(residual^2) + eps)).to(dtype), as vLLM's."""
     _ops.fused_add_rmsnorm(x, residual, weight, eps)
 
 

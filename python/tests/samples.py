@@ -273,6 +273,7 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
         ("layernorm", (x, w, None, 1e-5), ref_layernorm),
         ("add_rmsnorm", (x, r, w, 1e-6), ref_add_rmsnorm),
         ("fused_add_rmsnorm", (x.clone(), r.clone(), w, 1e-6), None),
+        ("fused_add_rmsnorm", (x.clone(), r.clone(), None, 1e-6), None),
         ("gemma_fused_add_rmsnorm", (x.clone(), r.clone(), w, 1e-6), None),
         ("rmsnorm_flashinfer", (x, w, 1e-6), ref_rmsnorm_flashinfer),
         ("fused_add_rmsnorm_flashinfer", (x.clone(), r.clone(), w, 1e-6),
@@ -405,7 +406,8 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
 # In-place ops: (op, sample index of the mutated args, reference of them).
 INPLACE = {
     "fused_add_rmsnorm": lambda x, r, w, e: (
-        ref_add_rmsnorm(x, r, w, e)[0], x + r),
+        ref_add_rmsnorm(x, r, w, e)[0] if w is not None
+        else _rms(x + r, e).to(x.dtype), x + r),
     "gemma_fused_add_rmsnorm": lambda x, r, w, e: (
         ref_gemma_rmsnorm(x + r, w, e), x + r),
     "fused_add_rmsnorm_flashinfer": ref_fused_add_flashinfer,

@@ -46,7 +46,8 @@ def _bundled_ops():
 def test_every_bundled_op_has_a_torch_op():
     assert _torch_ops() == set(kgen.__all__) == set(OPS)
     bundled = _bundled_ops()
-    # layernorm_nobias is layernorm with bias=None; NAME_f32w is NAME with an
+    # layernorm_nobias is layernorm with bias=None, fused_add_rmsnorm_noweight
+    # fused_add_rmsnorm with weight=None; NAME_f32w is NAME with an
     # f32 weight, NAME_q NAME with k None, NAME_cache16 NAME with a cache in
     # q's dtype, NAME_rotary NAME with a cache narrower than a head, NAME_half
     # and NAME_quarter NAME with a cache of head_dim / 2 and / 4, NAME_ue8m0
@@ -55,7 +56,8 @@ def test_every_bundled_op_has_a_torch_op():
              if n.endswith(("_f32w", "_q", "_cache16", "_rotary", "_half",
                             "_quarter", "_ue8m0"))}
     assert {n.rsplit("_", 1)[0] for n in forms} <= bundled
-    assert bundled - {"layernorm_nobias"} - forms == _torch_ops()
+    assert bundled - {"layernorm_nobias", "fused_add_rmsnorm_noweight"} - \
+        forms == _torch_ops()
 
 
 def test_every_bundled_op_has_embedded_kernels():

@@ -6,10 +6,10 @@ test_gemma_rms_norm and its mixed-dtype case (an f32 weight by bf16 rows),
 with vLLM's inputs and tolerances (1e-2 for the norms; 1e-3 between fused
 and unfused fp8).
 
-References as vLLM's layers' forward_native, written here in torch. Not
-ported: the weightless norm with a residual (kgen ships no weightless
-fused add). vLLM's weightless tolerance comes from its op registry; 1e-2,
-as its other norms, is used here. The CPU (the interpreter) runs 7 and 83
+References as vLLM's layers' forward_native, written here in torch (the
+weightless norm with a residual: kgen.fused_add_rmsnorm with weight None).
+vLLM's weightless tolerance comes from its op registry; 1e-2, as its other
+norms, is used here. The CPU (the interpreter) runs 7 and 83
 tokens of the hidden sizes up to 769; CUDA vLLM's grid."""
 import pytest
 import torch
@@ -84,14 +84,22 @@ def test_rms_norm(device, num_tokens, hidden_size, add_residual, dtype,
 
 
 @pytest.mark.parametrize("device, num_tokens, hidden_size", GRID)
+@pytest.mark.parametrize("add_residual", [False, True])
 @pytest.mark.parametrize("dtype", DTYPES)
 @torch.inference_mode()
-def test_rms_norm_weightless(device, num_tokens, hidden_size, dtype):
+def test_rms_norm_weightless(device, num_tokens, hidden_size, add_residual,
+                             dtype):
     torch.manual_seed(0)
     x = torch.randn(num_tokens, hidden_size, dtype=dtype, device=device)
-    ref_out, _ = rms_norm_native(x, None, None)
-    torch.testing.assert_close(kgen.rmsnorm_noweight(x, EPS), ref_out,
-                               atol=1e-2, rtol=1e-2)
+    residual = torch.randn_like(x) if add_residual else None
+    ref_out, ref_res = rms_norm_native(x, None, residual)
+    if add_residual:
+        kgen.fused_add_rmsnorm(x, residual, None, EPS)  # in place
+        torch.testing.assert_close(x, ref_out, atol=1e-2, rtol=1e-2)
+        torch.testing.assert_close(residual, ref_res, atol=1e-2, rtol=1e-2)
+    else:
+        torch.testing.assert_close(kgen.rmsnorm_noweight(x, EPS), ref_out,
+                                   atol=1e-2, rtol=1e-2)
 
 
 @pytest.mark.parametrize("device, num_tokens, hidden_size", GRID)
