@@ -256,7 +256,7 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     if (kind == VariantKind::exact)
       length = variant.getLength();
 
-    int64_t tpr, chunks = 0;
+    int64_t tpr, chunks = 0, narrowTpr = 0;
     bool reread = false;
     bool manyRows = kind == VariantKind::rows;
     bool reduces = !k.getBody().getOps<ReduceOp>().empty();
@@ -340,11 +340,10 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       tpr = threadsFor(manyRows ? policy.manyRowsThreads
                                 : policy.maxThreadsPerRow);
       // Many short rows stored narrower (narrow-row-threads), from as many
-      // rows as fill narrow-rows-min-threads threads.
-      if (manyRows && reduces && nvec <= 32 && storesNarrowerRow(k)) {
-        tpr = std::min<int64_t>(tpr, narrowRowThreads);
-        raiseMinRows(k, llvm::divideCeil(narrowRowsMinThreads, tpr));
-      }
+      // rows as fill narrow-rows-min-threads threads (raised below, if the
+      // row keeps those threads).
+      if (manyRows && reduces && nvec <= 32 && storesNarrowerRow(k))
+        narrowTpr = tpr = std::min<int64_t>(tpr, narrowRowThreads);
       if (threadsPerRow)
         tpr = threadsPerRow;
       // Without reductions nothing ties a row to one block: a long row is
@@ -414,6 +413,8 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     }
     if (threadsPerRow)
       tpr = threadsPerRow;
+    if (narrowTpr && tpr == narrowTpr)
+      raiseMinRows(k, llvm::divideCeil(narrowRowsMinThreads, tpr));
     int64_t block = manyRows && tpr >= 32 ? 1
                     : reduces             ? policy.rowsBlock
                                           : elementwiseBlock;
