@@ -60,6 +60,17 @@ def inputs(device, num_tokens, hidden_size, dtype, strided):
     return x, scale
 
 
+def weight(x, mean):
+    # vLLM's: normal(mean, 0.1) in the rows' dtype.
+    return torch.empty(x.shape[-1], dtype=x.dtype,
+                       device=x.device).normal_(mean=mean, std=0.1)
+
+
+def strided_like(x, scale):
+    # vLLM's residual: x's strides, normal(0, scale).
+    return x.new_empty_strided(x.size(), x.stride()).normal_(std=scale)
+
+
 @pytest.mark.parametrize("device, num_tokens, hidden_size", GRID)
 @pytest.mark.parametrize("add_residual", [False, True])
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -68,18 +79,17 @@ def inputs(device, num_tokens, hidden_size, dtype, strided):
 def test_rms_norm(device, num_tokens, hidden_size, add_residual, dtype,
                   strided_input):
     x, scale = inputs(device, num_tokens, hidden_size, dtype, strided_input)
-    weight = torch.empty(hidden_size, dtype=dtype,
-                         device=device).normal_(mean=1.0, std=0.1)
+    w = weight(x, 1.0)
     residual = None
     if add_residual:
-        residual = x.new_empty_strided(x.size(), x.stride()).normal_(std=scale)
-    ref_out, ref_res = rms_norm_native(x, weight, residual)
+        residual = strided_like(x, scale)
+    ref_out, ref_res = rms_norm_native(x, w, residual)
     if add_residual:
-        kgen.fused_add_rmsnorm(x, residual, weight, EPS)  # in place
+        kgen.fused_add_rmsnorm(x, residual, w, EPS)  # in place
         torch.testing.assert_close(x, ref_out, atol=1e-2, rtol=1e-2)
         torch.testing.assert_close(residual, ref_res, atol=1e-2, rtol=1e-2)
     else:
-        torch.testing.assert_close(kgen.rmsnorm(x, weight, EPS), ref_out,
+        torch.testing.assert_close(kgen.rmsnorm(x, w, EPS), ref_out,
                                    atol=1e-2, rtol=1e-2)
 
 
@@ -111,8 +121,7 @@ def test_rms_norm_weightless(device, num_tokens, hidden_size, add_residual,
 def test_fused_rms_norm_quant(device, num_tokens, hidden_size, add_residual,
                               dtype, quant_scale, strided_input):
     x, scale = inputs(device, num_tokens, hidden_size, dtype, strided_input)
-    weight = torch.empty(hidden_size, dtype=dtype,
-                         device=device).normal_(mean=1.0, std=0.1)
+    w = weight(x, 1.0)
 
     def static_quant(y):  # vLLM's static_scaled_fp8_quant
         return (y.float() / quant_scale).clamp(-448.0, 448.0).to(
@@ -122,15 +131,15 @@ def test_fused_rms_norm_quant(device, num_tokens, hidden_size, add_residual,
         residual = torch.randn_like(x) * scale
         residual_fused = residual.clone()
         fused = kgen.fused_add_rmsnorm_quant_static(
-            x, residual_fused, weight, quant_scale, EPS)
+            x, residual_fused, w, quant_scale, EPS)
         x_unfused = x.clone()
-        kgen.fused_add_rmsnorm(x_unfused, residual, weight, EPS)
+        kgen.fused_add_rmsnorm(x_unfused, residual, w, EPS)
         unfused = static_quant(x_unfused)
         torch.testing.assert_close(residual_fused, residual, atol=1e-2,
                                    rtol=1e-2)
     else:
-        fused = kgen.rmsnorm_quant_static(x, weight, quant_scale, EPS)
-        unfused = static_quant(kgen.rmsnorm(x, weight, EPS))
+        fused = kgen.rmsnorm_quant_static(x, w, quant_scale, EPS)
+        unfused = static_quant(kgen.rmsnorm(x, w, EPS))
     torch.testing.assert_close(unfused.float(), fused.float(), atol=1e-3,
                                rtol=1e-3)
 
@@ -143,17 +152,16 @@ def test_fused_rms_norm_quant(device, num_tokens, hidden_size, add_residual,
 def test_gemma_rms_norm(device, num_tokens, hidden_size, add_residual, dtype,
                         strided_input):
     x, scale = inputs(device, num_tokens, hidden_size, dtype, strided_input)
-    weight = torch.empty(hidden_size, dtype=dtype,
-                         device=device).normal_(mean=0.0, std=0.1)
+    w = weight(x, 0.0)
     if add_residual:
-        residual = x.new_empty_strided(x.size(), x.stride()).normal_(std=scale)
-        ref_out, ref_res = gemma_native(x, weight, residual.clone())
-        kgen.gemma_fused_add_rmsnorm(x, residual, weight, EPS)  # in place
+        residual = strided_like(x, scale)
+        ref_out, ref_res = gemma_native(x, w, residual.clone())
+        kgen.gemma_fused_add_rmsnorm(x, residual, w, EPS)  # in place
         torch.testing.assert_close(x, ref_out, atol=1e-2, rtol=1e-2)
         torch.testing.assert_close(residual, ref_res, atol=1e-2, rtol=1e-2)
     else:
-        ref_out, _ = gemma_native(x, weight, None)
-        torch.testing.assert_close(kgen.gemma_rmsnorm(x, weight, EPS), ref_out,
+        ref_out, _ = gemma_native(x, w, None)
+        torch.testing.assert_close(kgen.gemma_rmsnorm(x, w, EPS), ref_out,
                                    atol=1e-2, rtol=1e-2)
 
 
