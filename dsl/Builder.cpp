@@ -696,6 +696,28 @@ static void declareParts(BuilderState &s, std::shared_ptr<BuilderState> sp,
   }
 }
 
+/// A heads part's pitch (0: none). One below the length would overlap heads:
+/// refused here when both are constants, at launch otherwise.
+static void checkPitch(BuilderState &s, const HeadsPart &p, const Len &length,
+                       const std::source_location &loc, const std::string &op) {
+  if (p.pitch == Len(0))
+    return;
+  checkAtLeastOne(s, p.pitch, "head pitch", loc, op);
+  // The spec and the runtime take N, a dim, or k * dim.
+  if (!p.pitch.isConstant() &&
+      (p.pitch.terms.size() != 1 || p.pitch.constant != 0))
+    s.fail(loc, op,
+           fmt::format("part '{}' has the head pitch {}; a pitch is a "
+                       "constant, a dim or a multiple of one",
+                       p.name, s.lenStr(p.pitch)));
+  if (p.pitch.isConstant() && length.isConstant() &&
+      p.pitch.constant < length.constant)
+    s.fail(loc, op,
+           fmt::format("part '{}' has heads {} elements apart but {} "
+                       "long; they would overlap",
+                       p.name, p.pitch.constant, length.constant));
+}
+
 static Tensor declareHeads(BuilderState &s, std::shared_ptr<BuilderState> sp,
                            const std::vector<HeadsPart> &parts, DType dtype,
                            Len length, bool isInput,
@@ -708,24 +730,7 @@ static Tensor declareHeads(BuilderState &s, std::shared_ptr<BuilderState> sp,
   Len group = 0;
   for (const HeadsPart &p : parts) {
     checkAtLeastOne(s, p.count, "head count", loc, op);
-    // A pitch below the length would overlap heads: refused here when both
-    // are constants, at launch otherwise.
-    if (p.pitch != Len(0)) {
-      checkAtLeastOne(s, p.pitch, "head pitch", loc, op);
-      // The spec and the runtime take N, a dim, or k * dim.
-      if (!p.pitch.isConstant() &&
-          (p.pitch.terms.size() != 1 || p.pitch.constant != 0))
-        s.fail(loc, op,
-               fmt::format("part '{}' has the head pitch {}; a pitch is a "
-                           "constant, a dim or a multiple of one",
-                           p.name, s.lenStr(p.pitch)));
-      if (p.pitch.isConstant() && length.isConstant() &&
-          p.pitch.constant < length.constant)
-        s.fail(loc, op,
-               fmt::format("part '{}' has heads {} elements apart but {} "
-                           "long; they would overlap",
-                           p.name, p.pitch.constant, length.constant));
-    }
+    checkPitch(s, p, length, loc, op);
     try {
       group = group + p.count;
     } catch (const LenOverflow &) {
@@ -755,13 +760,14 @@ Tensor Builder::outputHeads(const std::vector<HeadsPart> &parts, DType dtype,
   return declareHeads(*state, state, parts, dtype, length, false, loc);
 }
 
-Tensor Builder::partVectors(const Tensor &heads,
-                            const std::vector<std::string> &names, DType dtype,
-                            std::source_location loc) {
-  BuilderState &s = *state;
-  std::string op = "partVectors()";
+/// The first part of the heads() view `heads`, else a user error.
+static const TensorDecl &headsView(BuilderState &s,
+                                   const std::shared_ptr<BuilderState> &sp,
+                                   const Tensor &heads,
+                                   const std::source_location &loc,
+                                   const std::string &op) {
   s.checkUsable(loc, op);
-  if (heads.state != state)
+  if (heads.state != sp)
     s.fail(loc, op, "the heads tensor is empty or belongs to another kernel");
   const TensorDecl &h = s.k.tensors[heads.index];
   if (h.layout != Layout::Rows || h.map.subLength == Len(0) ||
@@ -769,6 +775,15 @@ Tensor Builder::partVectors(const Tensor &heads,
     s.fail(loc, op,
            fmt::format("'{}' is not a heads() view (the first part of one)",
                        h.name));
+  return h;
+}
+
+Tensor Builder::partVectors(const Tensor &heads,
+                            const std::vector<std::string> &names, DType dtype,
+                            std::source_location loc) {
+  BuilderState &s = *state;
+  std::string op = "partVectors()";
+  const TensorDecl &h = headsView(s, state, heads, loc, op);
   std::vector<int> parts;
   for (int t = heads.index; t >= 0; t = s.k.tensors[t].map.next)
     parts.push_back(t);
@@ -862,6 +877,41 @@ static Tensor outputOf(const std::shared_ptr<BuilderState> &state,
   s.k.tensors[t.index].isWritten = true;
   s.k.stores.push_back(
       Store{t.index, id, 0, 1, SourceLoc::from(loc), group.value_or(0)});
+  return t;
+}
+
+Tensor Builder::outputPerHead(const HeadsPart &layout, Operand value,
+                              const Tensor &heads, std::source_location loc) {
+  BuilderState &s = *state;
+  std::string op = fmt::format("outputPerHead('{}')", layout.name);
+  const TensorDecl &h = headsView(s, state, heads, loc, op);
+  RowMap map;
+  map.group = h.map.group; // the view's heads a token, all parts
+  if (layout.count != map.group)
+    s.fail(loc, op,
+           fmt::format("the output has {} heads a token but '{}''s view has "
+                       "{}; give the view's total",
+                       s.lenStr(layout.count), h.name, s.lenStr(map.group)));
+  checkPitch(s, layout, 1, loc, op);
+  BuilderState &vs = stateOf({&value}, op);
+  if (&vs != &s)
+    s.fail(loc, op, "the value belongs to another kernel");
+  int id = storedValue(s, value, op, loc);
+  if (s.node(id).isRow)
+    s.fail(loc, op,
+           "the value is a row value; outputPerHead() writes one per-row "
+           "scalar a head (a reduction's result)");
+  map.subLength = 1;
+  map.subFirst = 0;
+  map.subCount = map.group;
+  // Always a pitch (1: dense), so that the spec gives the runtime the
+  // row stride the kernel takes (runtime/Spec.h, hasRowStride).
+  map.subPitch = layout.pitch == Len(0) ? Len(1) : layout.pitch;
+  map.head = (int)s.k.tensors.size();
+  Tensor t = declare(s, state, layout.name, s.node(id).dtype, 1,
+                     Layout::RowScalar, false, loc, op, map);
+  s.k.tensors[t.index].isWritten = true;
+  s.k.stores.push_back(Store{t.index, id, 0, 1, SourceLoc::from(loc), 0});
   return t;
 }
 

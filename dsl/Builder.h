@@ -169,6 +169,14 @@ public:
   Tensor
   outputHeads(const std::vector<HeadsPart> &parts, DType dtype, Len length,
               std::source_location loc = std::source_location::current());
+  /// A new [T, count] output of the per-row scalar `value` in a kernel of
+  /// the heads() view `heads` (count: its heads a token, all parts): row
+  /// program (t, h) writes element t * rowStride + h * pitch, the row stride
+  /// given at launch, `layout.pitch` a run-time dim (0: 1). Row stride 1 and
+  /// pitch >= T make it column-major (vLLM's column-major group scales).
+  Tensor
+  outputPerHead(const HeadsPart &layout, Operand value, const Tensor &heads,
+                std::source_location loc = std::source_location::current());
   /// A new [rows, rowLength] output written with storeSlice(); elements no
   /// store writes keep their contents.
   Tensor output(const std::string &name, DType dtype, Len rowLength,

@@ -77,6 +77,14 @@ struct TensorDecl {
   RowMap map = {}; ///< Rows, RowScalar; Vector: partVectors() only.
 };
 
+/// Whether a launch passes the tensor a row stride: rows tensors, and
+/// per-row scalars spread over heads (Builder::outputPerHead), whose tokens
+/// lie a stride apart as rows do.
+inline bool hasRowStride(const TensorDecl &t) {
+  return t.layout == Layout::Rows ||
+         (t.layout == Layout::RowScalar && t.map.subLength != Len(0));
+}
+
 struct ParamDecl {
   std::string name;
   DType dtype;

@@ -360,12 +360,22 @@ Plan check(const Kernel &k, const Bindings &b) {
       e.subPitch = e.subLength;
     }
     int64_t stride = span;
-    if (decl.layout == Layout::Rows && h.rowStride > 0) {
-      if (h.rowStride < span)
+    // Per-head scalars (outputPerHead) may also interleave their tokens
+    // inside each head's run: T tokens `stride` apart within a pitch.
+    bool perHead = decl.layout == Layout::RowScalar && hasRowStride(decl);
+    if (hasRowStride(decl) && h.rowStride > 0) {
+      int64_t tokens = (b.rows + e.group - 1) / e.group, run = 0;
+      bool interleaved = perHead &&
+                         !__builtin_mul_overflow(h.rowStride, tokens, &run) &&
+                         run <= e.subPitch;
+      if (h.rowStride < span && !interleaved)
         bad(k, fmt::format("{} has rowStride {} but its rows have {} "
                            "elements; the row stride must be >= the row "
-                           "length (or <= 0 for contiguous)",
-                           tensorName(k, (int)t), h.rowStride, span));
+                           "length (or <= 0 for contiguous){}",
+                           tensorName(k, (int)t), h.rowStride, span,
+                           perHead ? ", or its tokens fit one head pitch "
+                                     "(rowStride * tokens <= pitch)"
+                                   : ""));
       stride = h.rowStride;
     }
     p.rowStride.push_back(stride);

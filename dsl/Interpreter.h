@@ -56,8 +56,9 @@ namespace kgen {
 struct HostTensor {
   void *data = nullptr;
   /// Elements between the starts of consecutive rows; <= 0 means the
-  /// tensor's row length (contiguous). Only Layout::Rows tensors use it: a
-  /// Vector is one row shared by all, a RowScalar holds element r for row r.
+  /// tensor's row length (contiguous). Layout::Rows tensors and per-head
+  /// scalars (Builder::outputPerHead) use it: a Vector is one row shared by
+  /// all, another RowScalar holds element r for row r.
   int64_t rowStride = 0;
 };
 

@@ -191,9 +191,9 @@ private:
       return fail(KGEN_ERROR_INVALID_ARGUMENT, argName(i) + " row length " +
                                                    p.rowLength.text +
                                                    " overflows int64");
+    int64_t count = 1, length = rowLength, pitch = rowLength;
     if (p.padded) {
       // Heads padded inside a row: each pitch apart, a row count * pitch.
-      int64_t count, length, pitch;
       if (!eval(p.headCount, out, count) || !eval(p.headLength, out, length) ||
           !eval(p.headPitch, out, pitch) ||
           __builtin_mul_overflow(count, pitch, &rowLength))
@@ -207,12 +207,17 @@ private:
                         std::to_string(length) + " long: heads would overlap");
     }
     int64_t stride = a.row_stride > 0 ? a.row_stride : rowLength;
-    if (stride < rowLength)
+    if (p.padded && p.access == Param::Access::Scalars) {
+      if (kgen_status st =
+              checkHeadScalars(i, stride, count, length, pitch, out.rows))
+        return st;
+    } else if (stride < rowLength) {
       return fail(KGEN_ERROR_INVALID_ARGUMENT,
                   argName(i) + " row_stride " + std::to_string(stride) +
                       " is smaller than its row length " +
                       std::to_string(rowLength) + " (" + p.span +
                       "): rows would overlap");
+    }
     if (stride > INT64_MAX / elem)
       return fail(KGEN_ERROR_INVALID_ARGUMENT, argName(i) + " row_stride " +
                                                    std::to_string(stride) +
@@ -227,6 +232,45 @@ private:
                       " rows overflows int64 bytes");
     out.ptr[i] = addr;
     out.stride[i] = stride;
+    return KGEN_OK;
+  }
+
+  /// Padded scalars: `rows` row programs are T = ceil(rows / count) tokens
+  /// by `count` heads, (t, h) at t * stride + h * pitch. They stay apart with
+  /// tokens a row apart (stride >= count * pitch) or inside each head's run
+  /// (stride * T <= pitch, vLLM's column-major scales).
+  kgen_status checkHeadScalars(size_t i, int64_t stride, int64_t count,
+                               int64_t length, int64_t pitch, int64_t rows) {
+    const Param &p = spec.params[i];
+    int64_t tokens = rows / count + (rows % count != 0);
+    int64_t run = 0, end = 0;
+    bool rowsApart = stride >= count * pitch; // fits: bindTensor checked it
+    bool inHeads = stride >= length &&
+                   !__builtin_mul_overflow(stride, tokens, &run) &&
+                   run <= pitch;
+    if (!rowsApart && !inHeads)
+      return fail(KGEN_ERROR_INVALID_ARGUMENT,
+                  argName(i) + " row_stride " + std::to_string(stride) +
+                      " and pitch " + std::to_string(pitch) + " (" +
+                      p.headPitch.text + ") for " + std::to_string(tokens) +
+                      " tokens of " + std::to_string(count) +
+                      " heads: rows would overlap (the layouts allowed: "
+                      "tokens a row apart, row_stride >= count * pitch = " +
+                      std::to_string(count * pitch) + " (" + p.span +
+                      "); or tokens inside each head, row_stride >= " +
+                      std::to_string(length) + " and row_stride * " +
+                      std::to_string(tokens) + " tokens <= pitch)");
+    // The last element's end must fit the kernel's int64 address arithmetic
+    // ((count - 1) * pitch + length <= count * pitch, which fits).
+    if (tokens > 0 &&
+        (__builtin_mul_overflow(tokens - 1, stride, &end) ||
+         __builtin_add_overflow(end, (count - 1) * pitch + length, &end) ||
+         __builtin_mul_overflow(end, dtypeSize(p.dtype), &end)))
+      return fail(KGEN_ERROR_INVALID_ARGUMENT,
+                  argName(i) + " row_stride " + std::to_string(stride) +
+                      " times " + std::to_string(tokens) + " tokens and " +
+                      std::to_string(count) + " heads " +
+                      std::to_string(pitch) + " apart overflow int64 bytes");
     return KGEN_OK;
   }
 
@@ -254,8 +298,9 @@ private:
           return "'" + p.name + "' pointer " + hexAddress(b.ptr[param]) +
                  " is not " + std::to_string(bytes) + "-byte aligned";
         });
-      // Only [rows, n] tensors step by a row stride; a vector's "stride" is
-      // its length and says nothing about alignment.
+      // Only rows tensors are read in vectors along a row: a vector's
+      // "stride" is its length, and per-head scalars are read one by one
+      // (column-major scales have stride 1), so neither says anything here.
       int64_t strideBytes = b.stride[param] * dtypeSize(p.dtype);
       if (p.access == Param::Access::Rows && strideBytes % bytes)
         return reject([&] {

@@ -144,7 +144,8 @@ bool sameParams(const Spec &a, const Spec &b) {
     const Param &p = a.params[i], &q = b.params[i];
     if (p.name != q.name || p.kind != q.kind || p.dtype != q.dtype ||
         p.access != q.access || p.writes != q.writes ||
-        p.rowLength.text != q.rowLength.text)
+        p.rowLength.text != q.rowLength.text || p.padded != q.padded ||
+        p.span != q.span)
       return false;
   }
   return true;

@@ -677,6 +677,13 @@ private:
         return false;
       if (slot.kind == AbiSlot::Kind::Scalar)
         want = dtypeName(spec.params[slot.param].dtype);
+      // The launch fills a stride slot by the param's layout: it must have
+      // one, or the kernel would step by a stride the launch never checked.
+      if (slot.kind == AbiSlot::Kind::Stride &&
+          !hasRowStride(spec.params[slot.param]))
+        return r.fail(path, "a stride slot for '" + name +
+                                "', which takes no row stride (only rows "
+                                "tensors and scalars with a pitch do)");
     }
     if (type != want)
       return r.fail(path, "type '" + type + "' of " + slotName + " slot" +

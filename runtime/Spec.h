@@ -60,6 +60,15 @@ struct Param {
   int64_t maxDim = INT64_MAX;
 };
 
+/// Whether `p` takes a row stride (kgen_arg.row_stride, a "stride" slot): rows
+/// tensors, and per-head scalars (padded scalars), whose tokens lie a stride
+/// apart and heads a pitch apart (vLLM's row- or column-major scales).
+inline bool hasRowStride(const Param &p) {
+  return p.kind == KGEN_ARG_TENSOR &&
+         (p.access == Param::Access::Rows ||
+          (p.access == Param::Access::Scalars && p.padded));
+}
+
 struct AbiSlot {
   enum class Kind { Ptr, Stride, Scalar, Dim, Rows };
   Kind kind = Kind::Rows;

@@ -40,6 +40,14 @@ Type mlir::kgen::getTensorElementType(Type t) {
       .Default([](Type) { return Type(); });
 }
 
+bool mlir::kgen::hasRowStride(BlockArgument arg) {
+  if (isa<RowsType>(arg.getType()))
+    return true;
+  return isa<ScalarsType>(arg.getType()) &&
+         llvm::any_of(arg.getUsers(),
+                      [](Operation *u) { return isa<HeadsOp>(u); });
+}
+
 LogicalResult ScheduleAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t vector,
     int64_t threadsPerRow, int64_t rowsPerBlock, int64_t chunks, bool reread,

@@ -21,6 +21,11 @@ namespace mlir::kgen {
 /// The element type of a !kgen.rows/vector/scalars type; null otherwise.
 Type getTensorElementType(Type t);
 
+/// Whether kernel argument `arg` takes a row stride parameter: a rows tensor,
+/// or a scalars tensor a kgen.heads spreads over tokens and heads (per-head
+/// outputs, whose tokens are a stride apart as rows are).
+bool hasRowStride(BlockArgument arg);
+
 /// Which clone of a kernel it is (a VariantAttr, kgen-make-variants).
 inline constexpr llvm::StringLiteral kVariantAttr = "kgen.variant";
 /// The kernel's kgen.variant; null before kgen-make-variants.

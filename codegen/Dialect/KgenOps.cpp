@@ -201,6 +201,10 @@ LogicalResult HeadsOp::verify() {
   if (vectors && !getPitches().empty())
     return emitOpError("has pitches but its parts are vectors (each is one "
                        "sub-row)");
+  if (isa<ScalarsType>(getResult().getType()) &&
+      getConstantIntValue(getLength()) != std::optional<int64_t>(1))
+    return emitOpError("has scalars parts, whose sub-rows are one element; "
+                       "the length must be the constant 1");
   for (Value p : getParts()) {
     Type expected = getResult().getType();
     if (vectors)
@@ -209,7 +213,8 @@ LogicalResult HeadsOp::verify() {
     if (p.getType() != expected)
       return emitOpError("part of type ")
              << p.getType() << " does not fit the result type "
-             << getResult().getType() << " (rows of rows, or of vectors)";
+             << getResult().getType()
+             << " (rows of rows or of vectors, scalars of scalars)";
     if (!isKernelArgument(p))
       return emitOpError("parts must be kernel arguments (row maps do not "
                          "nest)");

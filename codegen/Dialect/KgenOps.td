@@ -145,7 +145,10 @@ def Kgen_HeadsOp : Kgen_Op<"heads", [Pure, AttrSizedOperandSegments]> {
     of part i starts `pitches[i]` * j elements into the row (heads padded
     inside a row); without pitches, `length` * j. With `!kgen.vector` parts
     (one vector of `length` per part, such as QK-norm's q and k weights),
-    row program r sees the vector of the part holding h.
+    row program r sees the vector of the part holding h. With
+    `!kgen.scalars` parts (`length` 1), row program r sees element
+    `t * stride + (h - first) * pitch` of its part, where the part's row
+    stride is a kernel parameter as a rows tensor's (per-head outputs).
 
     ```mlir
     %qk = kgen.heads [%q, %k] counts [%hq, %hk] length %d
@@ -157,10 +160,11 @@ def Kgen_HeadsOp : Kgen_Op<"heads", [Pure, AttrSizedOperandSegments]> {
     ```
   }];
   let arguments = (ins Variadic<AnyTypeOf<[Kgen_RowsType,
-                                           Kgen_ColumnVectorType]>>:$parts,
+                                           Kgen_ColumnVectorType,
+                                           Kgen_ScalarsType]>>:$parts,
                        Variadic<Index>:$counts, Variadic<Index>:$pitches,
                        Index:$length);
-  let results = (outs Kgen_RowsType:$result);
+  let results = (outs AnyTypeOf<[Kgen_RowsType, Kgen_ScalarsType]>:$result);
   let assemblyFormat = [{
     `[` $parts `]` `counts` `[` $counts `]`
     (`pitches` `[` $pitches^ `]`)? `length` $length attr-dict `:`

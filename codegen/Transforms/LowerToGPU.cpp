@@ -43,7 +43,7 @@ void RowLowering::emitPrologue() {
     if (getTensorElementType(a.getType()))
       ptrs.push_back(func.getArgument(nextParam++));
   for (BlockArgument a : entry.getArguments())
-    if (isa<RowsType>(a.getType()))
+    if (hasRowStride(a))
       strides.push_back(func.getArgument(nextParam++));
   rows = func.getArgument(func.getFunctionType().getNumInputs() - 1);
 
@@ -99,6 +99,8 @@ void RowLowering::emitPrologue() {
       base[a] = gep(rawPtr[a], off, getTensorElementType(t));
     } else if (isa<ScalarsType>(t)) {
       rawPtr[a] = ptrs[ptrIdx++];
+      if (hasRowStride(a))
+        pitch[a] = strides[strideIdx++];
       base[a] = gep(rawPtr[a], row, getTensorElementType(t));
     } else if (getTensorElementType(t)) {
       base[a] = ptrs[ptrIdx++];
@@ -173,7 +175,7 @@ void RowLowering::emitRowMaps() {
       for (int i = (int)firsts.size() - 1; i >= 0; --i) {
         Value part = h.getParts()[i];
         Value p = base[part]; // a part vector: the same row for all
-        if (isa<RowsType>(part.getType())) {
+        if (!isa<ColumnVectorType>(part.getType())) {
           Value step = h.getPitches().empty() ? length : i64(h.getPitches()[i]);
           Value off = arith::AddIOp::create(
               b, loc, arith::MulIOp::create(b, loc, token, pitch[part]),
@@ -864,7 +866,7 @@ struct LowerToGPU : ::mlir::kgen::impl::KgenLowerToGPUBase<LowerToGPU> {
         abi.push_back(b.getStringAttr("ptr:" + k.getArgName(i)));
       }
     for (auto [i, a] : llvm::enumerate(entryArgs))
-      if (isa<RowsType>(a.getType())) {
+      if (hasRowStride(a)) {
         params.push_back(b.getI64Type());
         abi.push_back(b.getStringAttr("stride:" + k.getArgName(i)));
       }

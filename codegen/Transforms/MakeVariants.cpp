@@ -36,7 +36,8 @@ SmallVector<Value> addressingValues(KernelOp k, bool pitches = true) {
       values.push_back(s.getStart());
     else if (auto d = dyn_cast<DomainOp>(op))
       values.push_back(d.getLength());
-    else if (auto h = dyn_cast<HeadsOp>(op)) {
+    else if (auto h = dyn_cast<HeadsOp>(op);
+             h && !isa<ScalarsType>(h.getType())) { // scalars: no vectors
       values.push_back(h.getLength());
       for (Value p : pitches ? h.getPitches() : ValueRange())
         values.push_back(p);

@@ -540,7 +540,7 @@ kgen.kernel @heads_types(%q: !kgen.rows<f32> {kgen.name = "q"},
     attributes {dims = {}} {
   %c4 = arith.constant 4 : index
   kgen.domain %c4
-  // expected-error@+1 {{'kgen.heads' op part of type '!kgen.rows<bf16>' does not fit the result type '!kgen.rows<f32>' (rows of rows, or of vectors)}}
+  // expected-error@+1 {{'kgen.heads' op part of type '!kgen.rows<bf16>' does not fit the result type '!kgen.rows<f32>' (rows of rows or of vectors, scalars of scalars)}}
   %v = kgen.heads [%q, %k] counts [%h, %h] length %c4
       : !kgen.rows<f32>, !kgen.rows<bf16> -> !kgen.rows<f32>
   kgen.return
@@ -554,9 +554,22 @@ kgen.kernel @heads_mixed(%q: !kgen.rows<f32> {kgen.name = "q"},
     attributes {dims = {}} {
   %c4 = arith.constant 4 : index
   kgen.domain %c4
-  // expected-error@+1 {{'kgen.heads' op part of type '!kgen.vector<f32>' does not fit the result type '!kgen.rows<f32>' (rows of rows, or of vectors)}}
+  // expected-error@+1 {{'kgen.heads' op part of type '!kgen.vector<f32>' does not fit the result type '!kgen.rows<f32>' (rows of rows or of vectors, scalars of scalars)}}
   %v = kgen.heads [%q, %w] counts [%h, %h] length %c4
       : !kgen.rows<f32>, !kgen.vector<f32> -> !kgen.rows<f32>
+  kgen.return
+}
+
+// -----
+
+kgen.kernel @heads_scalars_length(%s: !kgen.scalars<f32> {kgen.name = "s"},
+                                  %h: index {kgen.name = "h"})
+    attributes {dims = {}} {
+  %c4 = arith.constant 4 : index
+  kgen.domain %c4
+  // expected-error@+1 {{'kgen.heads' op has scalars parts, whose sub-rows are one element; the length must be the constant 1}}
+  %v = kgen.heads [%s] counts [%h] length %c4
+      : !kgen.scalars<f32> -> !kgen.scalars<f32>
   kgen.return
 }
 

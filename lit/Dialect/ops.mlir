@@ -119,7 +119,7 @@ kgen.kernel @wide(%x: !kgen.rows<i8> {kgen.name = "x"}, %n: index {kgen.name = "
 // CHECK-LABEL: kgen.kernel @row_maps(
 // CHECK: %[[G:.+]] = kgen.group %{{.+}} by %{{.+}} : !kgen.scalars<i64>
 // CHECK-NEXT: %{{.+}} = kgen.gather %{{.+}}[%[[G]]] rows %{{.+}} : <f32>, <i64>
-// CHECK-NEXT: %{{.+}} = kgen.heads[%{{.+}}, %{{.+}}] counts[%{{.+}}, %{{.+}}] length %{{.+}} : !kgen.rows<bf16>, !kgen.rows<bf16> -> <bf16>
+// CHECK-NEXT: %{{.+}} = kgen.heads[%{{.+}}, %{{.+}}] counts[%{{.+}}, %{{.+}}] length %{{.+}} : !kgen.rows<bf16>, !kgen.rows<bf16> -> !kgen.rows<bf16>
 kgen.kernel @row_maps(%q: !kgen.rows<bf16> {kgen.name = "q"},
                       %k: !kgen.rows<bf16> {kgen.name = "k"},
                       %p: !kgen.scalars<i64> {kgen.name = "positions"},
@@ -138,9 +138,24 @@ kgen.kernel @row_maps(%q: !kgen.rows<bf16> {kgen.name = "q"},
   kgen.return
 }
 
+// Per-head scalars: one value a head, a row stride and a pitch apart.
+// CHECK-LABEL: kgen.kernel @per_head_scalars(
+// CHECK: kgen.heads[%{{.+}}] counts[%{{.+}}] pitches[%{{.+}}] length %{{.+}} : !kgen.scalars<f32> -> !kgen.scalars<f32>
+kgen.kernel @per_head_scalars(%s: !kgen.scalars<f32> {kgen.name = "scale"},
+                              %h: index {kgen.name = "groups"},
+                              %p: index {kgen.name = "pitch"})
+    attributes {dims = {}} {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  kgen.domain %c4
+  %sh = kgen.heads [%s] counts [%h] pitches [%p] length %c1
+      : !kgen.scalars<f32> -> !kgen.scalars<f32>
+  kgen.return
+}
+
 // Part vectors: a weight per part of a heads view (QK-norm's q and k).
 // CHECK-LABEL: kgen.kernel @part_vectors(
-// CHECK: kgen.heads[%{{.+}}, %{{.+}}] counts[%{{.+}}, %{{.+}}] length %{{.+}} : !kgen.vector<bf16>, !kgen.vector<bf16> -> <bf16>
+// CHECK: kgen.heads[%{{.+}}, %{{.+}}] counts[%{{.+}}, %{{.+}}] length %{{.+}} : !kgen.vector<bf16>, !kgen.vector<bf16> -> !kgen.rows<bf16>
 kgen.kernel @part_vectors(%wq: !kgen.vector<bf16> {kgen.name = "q_weight"},
                           %wk: !kgen.vector<bf16> {kgen.name = "k_weight"},
                           %hq: index {kgen.name = "hq"},

@@ -83,6 +83,43 @@ kgen.kernel @padded_heads(%q: !kgen.rows<f32> {kgen.name = "q", kgen.align = 16 
 
 // -----
 
+// Per-head scalars: a scalars tensor under kgen.heads takes a row stride, and
+// head h of token t is element t * stride + h * pitch.
+// CHECK-LABEL: gpu.func @per_head_scalars(
+// CHECK-SAME: %[[S:arg[0-9]+]]: !llvm.ptr<1>, %arg{{[0-9]+}}: i64, %[[SS:arg[0-9]+]]: i64
+// CHECK-SAME: kgen.abi = ["ptr:x", "ptr:scale", "stride:x", "stride:scale", "dim:groups", "dim:pitch", "rows"]
+// x's heads first, then the scale's:
+// CHECK: llvm.getelementptr %arg0[%{{.+}}] {{.+}} f32
+// CHECK: llvm.getelementptr %arg0[%{{.+}}] {{.+}} f32
+// CHECK: %[[TOK:.+]] = arith.divui %{{.+}}, %[[G:.+]] : i64
+// CHECK-NEXT: %[[HEAD:.+]] = arith.remui %{{.+}}, %[[G]] : i64
+// CHECK: %[[H:.+]] = arith.subi %[[HEAD]], %{{.+}} : i64
+// CHECK-NEXT: %[[HOFF:.+]] = arith.muli %[[H]], %{{.+}} : i64
+// CHECK-NEXT: %[[TOFF:.+]] = arith.muli %[[TOK]], %[[SS]] : i64
+// CHECK-NEXT: %[[OFF:.+]] = arith.addi %[[TOFF]], %[[HOFF]] : i64
+// CHECK-NEXT: %[[P:.+]] = llvm.getelementptr %[[S]][%[[OFF]]]
+// CHECK: llvm.store %{{.+}}, %[[P]] {alignment = 4 : i64} : f32, !llvm.ptr<1>
+kgen.kernel @per_head_scalars(%x: !kgen.rows<f32> {kgen.name = "x", kgen.align = 16 : i64},
+                              %s: !kgen.scalars<f32> {kgen.name = "scale"},
+                              %h: index {kgen.name = "groups"},
+                              %p: index {kgen.name = "pitch"})
+    attributes {dims = {}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 1, rowsPerBlock = 32, chunks = 1, reread = false>} {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  kgen.domain %c4
+  %c0 = arith.constant 0 : index
+  %xh = kgen.heads [%x] counts [%h] length %c4
+      : !kgen.rows<f32> -> !kgen.rows<f32>
+  %sh = kgen.heads [%s] counts [%h] pitches [%p] length %c1
+      : !kgen.scalars<f32> -> !kgen.scalars<f32>
+  %a = kgen.load %xh[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<4xf32>
+  %m = kgen.reduce max %a : tensor<4xf32> -> f32
+  kgen.store %m, %sh : f32, !kgen.scalars<f32>
+  kgen.return
+}
+
+// -----
+
 // Part vectors: the weight of a row program is its part's vector, picked
 // as its head is, with no token or head offset.
 // CHECK-LABEL: gpu.func @part_vectors(

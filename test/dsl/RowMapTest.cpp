@@ -273,6 +273,63 @@ TEST(RowMapBuilder, PartVectorsNeedAHeadsViewAndANamePerPart) {
               HasSubstr("'w' is one vector per heads() part"));
 }
 
+/// One sum per head of 2 elements, 3 heads a token, written as a [T, 3]
+/// scale: row-major (stride 3, pitch 1), padded (stride 8, pitch 2) and
+/// column-major (stride 1, pitch 5 >= T = 2). Layouts whose tokens or heads
+/// would overlap are binding errors.
+TEST(RowMapInterpreter, PerHeadScalars) {
+  Builder b("hs");
+  Len h = b.dim("h"), p = b.dim("p");
+  Tensor x = b.heads({{"x", h}}, DType::F32, 2);
+  b.outputPerHead({"s", h, p}, sum(x), x);
+  Kernel k = b.build();
+
+  std::vector<float> xv = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  auto run = [&](int64_t pitch, int64_t stride, size_t size) {
+    std::vector<float> s(size, -1);
+    Bindings bind;
+    bind.dims = {3, pitch};
+    bind.rows = 2 * 3;
+    bind.tensors = {host(xv), host(s, stride)};
+    interpret(k, bind);
+    return s;
+  };
+  EXPECT_EQ(run(1, 0, 6), (std::vector<float>{3, 7, 11, 15, 19, 23}));
+  EXPECT_EQ(run(2, 8, 14), (std::vector<float>{3, -1, 7, -1, 11, -1, -1, -1, 15,
+                                               -1, 19, -1, 23, -1}));
+  EXPECT_EQ(run(5, 1, 12), (std::vector<float>{3, 15, -1, -1, -1, 7, 19, -1, -1,
+                                               -1, 11, 23}));
+  EXPECT_THAT([&] { run(1, 1, 6); },
+              ThrowsMessage<std::invalid_argument>(HasSubstr(
+                  "has rowStride 1 but its rows have 3 elements; the row "
+                  "stride must be >= the row length (or <= 0 for "
+                  "contiguous), or its tokens fit one head pitch")));
+  EXPECT_THAT([&] { run(1, 2, 6); },
+              ThrowsMessage<std::invalid_argument>(
+                  HasSubstr("has rowStride 2 but its rows have 3")));
+}
+
+TEST(RowMapBuilder, PerHeadScalarsNeedAHeadsViewAndAScalar) {
+  Builder b("hs");
+  Len h = b.dim("h");
+  Tensor y = b.input("y", DType::F32, 2);
+  Tensor x = b.heads({{"x", h}, {"x2", 1}}, DType::F32, 2);
+  int line = __LINE__ + 1;
+  std::string e = userError([&] { b.outputPerHead({"s", h}, sum(y), y); });
+  EXPECT_THAT(e, StartsWith(at(line)));
+  EXPECT_THAT(e, HasSubstr("'y' is not a heads() view"));
+  EXPECT_THAT(userError([&] { b.outputPerHead({"s", h}, sum(x), x); }),
+              HasSubstr("the output has h heads a token but 'x''s view has "
+                        "h+1; give the view's total"));
+  EXPECT_THAT(userError([&] { b.outputPerHead({"s", h + 1}, x * 2.0, x); }),
+              HasSubstr("the value is a row value"));
+  EXPECT_THAT(
+      userError([&] { b.outputPerHead({"s", h + 1, h + 1}, sum(x), x); }),
+      HasSubstr("a pitch is a constant, a dim or a multiple of one"));
+  Tensor s = b.outputPerHead({"s", h + 1}, sum(x), x); // the name is free
+  EXPECT_EQ(s.name(), "s");
+}
+
 TEST(RowMapInterpreter, NegativeIndicesReadNaN) {
   Builder b("g");
   Tensor pos = b.perRow("pos", DType::I32);

@@ -154,7 +154,7 @@ CUresult emulate(const std::string &entry, void **params) {
           int64_t stride = td.rowLength.eval(b.dims);
           if (b.tensors[t].rowStride > 0)
             stride = b.tensors[t].rowStride;
-          if (td.layout == Layout::Rows)
+          if (hasRowStride(td))
             part.tensors[t].data = static_cast<uint8_t *>(b.tensors[t].data) +
                                    (r0 / g) * stride * e;
           else if (td.layout == Layout::RowScalar)

@@ -92,7 +92,7 @@ expectedAbi(const Kernel &k, const std::vector<std::string> &dynamicDims) {
   for (const TensorDecl &t : k.tensors)
     abi.push_back("ptr:" + t.name);
   for (const TensorDecl &t : k.tensors)
-    if (t.layout == Layout::Rows)
+    if (hasRowStride(t))
       abi.push_back("stride:" + t.name);
   for (const ParamDecl &p : k.params)
     abi.push_back("scalar:" + p.name);

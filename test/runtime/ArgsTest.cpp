@@ -366,6 +366,169 @@ TEST(ArgsPadded, HeadsMustNotOverlap) {
   EXPECT_THAT(kgen::rt::lastError(), HasSubstr("'pitch' needs kgen_spec 3"));
 }
 
+/// Per-head scalars (group quant's scales): rows = T tokens x g heads, (t, h)
+/// at t * row_stride + h * p, row-major (row_stride g * p) or column-major
+/// (row_stride 1, p >= T).
+const char *const PaddedScalarsSpec = R"({
+  "kgen_spec": 3, "op": "quant", "dtype": "f32", "arch": "sm_90", "hash": "1",
+  "dims": {},
+  "params": [
+    {"name": "scale", "kind": "tensor", "dtype": "f32", "access": "scalars",
+     "row_length": 1, "writes": true,
+     "row_map": {"rows_per_tensor_row": "g",
+                 "sub_rows": {"first": 0, "count": "g", "length": 1,
+                              "pitch": "p"}}},
+    {"name": "g", "kind": "dim", "dtype": "i64"},
+    {"name": "p", "kind": "dim", "dtype": "i64"}
+  ],
+  "variants": [{"entry": "quant", "block": 32,
+                "abi": [{"slot": "ptr", "param": "scale", "type": "u64"},
+                        {"slot": "stride", "param": "scale", "type": "i64"},
+                        {"slot": "dim", "param": "p", "type": "i64"},
+                        {"slot": "rows", "type": "i64"}]}]
+})";
+const char *const PaddedScalarsPtx = ".visible .entry quant() { ret; }";
+
+class ArgsPaddedScalars : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string err;
+    ASSERT_TRUE(kgen::rt::parseSpec(PaddedScalarsSpec, spec, err)) << err;
+    ASSERT_EQ(kernel.create(PaddedScalarsPtx, PaddedScalarsSpec), KGEN_OK)
+        << kgen::rt::lastError();
+  }
+
+  /// Binds g heads `p` apart with `stride` over `rows` row programs; on
+  /// success returns the stride the kernel gets (its abi slot), else -1.
+  int64_t bind(int64_t g, int64_t p, int64_t stride, int64_t rows) {
+    kgen_arg args[] = {kgen::rt::tensorArg(addr(0x1000), KGEN_F32, stride),
+                       kgen::rt::dimArg(g), kgen::rt::dimArg(p)};
+    kgen::rt::BoundArgs bound;
+    err.clear();
+    size_t variant = 99;
+    kgen_status selected = kernel.selectVariant(args, rows, variant);
+    std::string selectErr = kgen::rt::lastError();
+    status = kgen::rt::bindArgs(spec, args, 3, rows, bound, err);
+    EXPECT_EQ(selected, status) << selectErr;
+    if (status) {
+      // kgen_select_variant and kgen_launch fail the same way, before the
+      // driver.
+      EXPECT_EQ(selectErr, err);
+      EXPECT_EQ(kernel.launch(args, rows), status);
+      EXPECT_EQ(kgen::rt::lastError(), err);
+      return -1;
+    }
+    std::vector<uint64_t> storage;
+    std::vector<void *> params;
+    kgen::rt::packAbi(spec, spec.variants[0], bound, storage, params);
+    EXPECT_EQ(*static_cast<uint64_t *>(params[0]), 0x1000u);
+    EXPECT_EQ(*static_cast<int64_t *>(params[1]), bound.stride[0]);
+    return *static_cast<int64_t *>(params[1]);
+  }
+
+  kgen::rt::Spec spec;
+  kgen::rt::Kernel kernel;
+  std::string err;
+  kgen_status status = KGEN_OK;
+};
+
+TEST_F(ArgsPaddedScalars, RowMajorTakesTheRowStride) {
+  // 8 tokens of 4 heads: [8, 4], and row_stride 0 means exactly that.
+  EXPECT_EQ(bind(4, 1, 0, 32), 4) << err;
+  EXPECT_EQ(bind(4, 1, 4, 32), 4) << err;
+  EXPECT_EQ(bind(4, 1, 5, 32), 5) << err;
+  // Heads padded to 3 apart: rows of 12, or further apart.
+  EXPECT_EQ(bind(4, 3, 0, 32), 12) << err;
+  EXPECT_EQ(bind(4, 3, 16, 32), 16) << err;
+  kgen_param_info info{};
+  ASSERT_EQ(kernel.param(0, info), KGEN_OK);
+  EXPECT_EQ(info.row_length, 0);
+  EXPECT_STREQ(info.row_length_expr, "g*p");
+}
+
+TEST_F(ArgsPaddedScalars, ColumnMajorTakesStrideOneAndAPitchOfTheTokens) {
+  // vLLM's [4, P] buffer, transposed: each head holds its 8 tokens.
+  EXPECT_EQ(bind(4, 8, 1, 32), 1) << err;
+  EXPECT_EQ(bind(4, 16, 1, 32), 1) << err;
+  // Tokens 2 apart inside each head's run of 16.
+  EXPECT_EQ(bind(4, 16, 2, 32), 2) << err;
+  // 30 row programs are 8 tokens (the last one short of a head).
+  EXPECT_EQ(bind(4, 8, 1, 30), 1) << err;
+  // One token: any pitch of at least its length holds it.
+  EXPECT_EQ(bind(4, 1, 1, 4), 1) << err;
+  // No rows touch nothing: any stride, and a NULL pointer.
+  EXPECT_EQ(bind(4, 1, 3, 0), 3) << err;
+  kgen_arg null[] = {kgen::rt::tensorArg(nullptr, KGEN_F32, 1),
+                     kgen::rt::dimArg(4), kgen::rt::dimArg(1)};
+  size_t variant = 99;
+  EXPECT_EQ(kernel.selectVariant(null, 0, variant), KGEN_OK)
+      << kgen::rt::lastError();
+}
+
+TEST_F(ArgsPaddedScalars, OverlappingLayoutsAreRefused) {
+  // Column-major with a pitch short of the 8 tokens: head 0's token 7 is
+  // head 1's token 0.
+  EXPECT_EQ(bind(4, 7, 1, 32), -1);
+  EXPECT_EQ(status, KGEN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(err, HasSubstr("argument 'scale' (#0) row_stride 1 and pitch 7 "
+                             "(p) for 8 tokens of 4 heads: rows would overlap "
+                             "(the layouts allowed: tokens a row apart, "
+                             "row_stride >= count * pitch = 28 (g*p); or "
+                             "tokens inside each head, row_stride >= 1 and "
+                             "row_stride * 8 tokens <= pitch)"));
+  EXPECT_EQ(bind(4, 7, 1, 30), -1);
+  EXPECT_THAT(err, HasSubstr("for 8 tokens of 4 heads: rows would overlap"));
+  // Between the two: tokens closer than a row, heads closer than a run.
+  for (int64_t stride = 2; stride < 4; ++stride) {
+    EXPECT_EQ(bind(4, 1, stride, 32), -1) << stride;
+    EXPECT_EQ(status, KGEN_ERROR_INVALID_ARGUMENT) << stride;
+    EXPECT_THAT(err, HasSubstr("row_stride " + std::to_string(stride) +
+                               " and pitch 1 (p) for 8 tokens of 4 heads: "
+                               "rows would overlap"))
+        << stride;
+  }
+  EXPECT_EQ(bind(4, 16, 3, 32), -1); // 3 * 8 tokens past the pitch of 16
+  EXPECT_THAT(err, HasSubstr("rows would overlap"));
+  EXPECT_EQ(bind(4, 3, 11, 32), -1); // padded rows of 12
+  EXPECT_THAT(err, HasSubstr("row_stride >= count * pitch = 12 (g*p)"));
+}
+
+TEST_F(ArgsPaddedScalars, TheLastElementMustFitInt64Bytes) {
+  // Rows 2^59 elements apart: 4 tokens fit, 16 end past 2^63 bytes.
+  int64_t far = int64_t(1) << 59;
+  EXPECT_EQ(bind(1, 1, far, 4), far) << err;
+  EXPECT_EQ(bind(1, 1, far, 16), -1);
+  EXPECT_EQ(status, KGEN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(err, HasSubstr("argument 'scale' (#0) row_stride " +
+                             std::to_string(far) +
+                             " times 16 tokens and 1 heads 1 apart overflow "
+                             "int64 bytes"));
+  // One token of 2^21 heads 2^41 apart: the last head starts past 2^63 bytes.
+  EXPECT_EQ(bind(int64_t(1) << 21, int64_t(1) << 41, 1, int64_t(1) << 21), -1);
+  EXPECT_THAT(err, HasSubstr("overflow int64 bytes"));
+  EXPECT_EQ(bind(int64_t(1) << 20, int64_t(1) << 41, 1, int64_t(1) << 20), 1)
+      << err;
+}
+
+TEST_F(ArgsPaddedScalars, TensorAlignLeavesTheRowStrideFree) {
+  // Scalars are written one by one: the variant's alignment is the pointer's
+  // only, and column-major scales (stride 1) keep the aligned variant.
+  std::string aligned =
+      replaced(PaddedScalarsSpec, R"("block": 32,)",
+               R"("block": 32, "tensor_align": {"scale": 16},)");
+  ASSERT_TRUE(kgen::rt::parseSpec(aligned, spec, err)) << err;
+  ASSERT_EQ(kernel.create(PaddedScalarsPtx, aligned), KGEN_OK)
+      << kgen::rt::lastError();
+  EXPECT_EQ(bind(4, 8, 1, 32), 1) << err;
+  EXPECT_EQ(bind(4, 1, 0, 32), 4) << err;
+  kgen_arg args[] = {kgen::rt::tensorArg(addr(0x1004), KGEN_F32, 1),
+                     kgen::rt::dimArg(4), kgen::rt::dimArg(8)};
+  size_t variant = 99;
+  EXPECT_EQ(kernel.selectVariant(args, 32, variant), KGEN_ERROR_MISALIGNED);
+  EXPECT_THAT(kgen::rt::lastError(),
+              HasSubstr("'scale' pointer 0x1004 is not 16-byte aligned"));
+}
+
 TEST(ArgsStrict, PacksTheAbi) {
   kgen::rt::Spec spec;
   std::string err;

@@ -100,6 +100,93 @@ TEST(Spec, OptionalKeysDefault) {
   EXPECT_FALSE(s.params[0].writes);
 }
 
+/// Per-head scales, [T, groups] at a row stride and a pitch.
+const char *const PaddedScalarsSpec = R"({
+    "kgen_spec": 3, "op": "quant", "dtype": "f32", "arch": "sm_90",
+    "hash": "00",
+    "params": [
+      {"name": "scale", "kind": "tensor", "dtype": "f32",
+       "access": "scalars", "row_length": 1, "writes": true,
+       "row_map": {"rows_per_tensor_row": "groups",
+                   "sub_rows": {"first": 0, "count": "groups", "length": 1,
+                                "pitch": "scale_group_stride"}}},
+      {"name": "amax", "kind": "tensor", "dtype": "f32",
+       "access": "scalars", "row_length": 1, "writes": true},
+      {"name": "x", "kind": "tensor", "dtype": "f32", "access": "rows",
+       "row_length": 8},
+      {"name": "w", "kind": "tensor", "dtype": "f32", "access": "vector",
+       "row_length": 8},
+      {"name": "groups", "kind": "dim"},
+      {"name": "scale_group_stride", "kind": "dim"}],
+    "variants": [{"entry": "quant", "block": 32,
+                  "abi": [{"slot": "ptr", "param": "scale", "type": "u64"},
+                          {"slot": "stride", "param": "scale", "type": "i64"},
+                          {"slot": "rows", "type": "i64"}]}]})";
+
+TEST(Spec, PaddedScalarsTakeARowStride) {
+  std::string spec = PaddedScalarsSpec;
+  Spec s;
+  std::string err;
+  ASSERT_TRUE(parseSpec(spec, s, err)) << err;
+  const Param &scale = s.params[0];
+  EXPECT_EQ(scale.access, Param::Access::Scalars);
+  EXPECT_TRUE(scale.padded);
+  EXPECT_EQ(scale.headCount.dimParam, 4);
+  EXPECT_EQ(scale.headLength.scale, 1);
+  EXPECT_EQ(scale.headLength.dimParam, -1);
+  EXPECT_EQ(scale.headPitch.dimParam, 5);
+  EXPECT_EQ(scale.span, "groups*scale_group_stride");
+  EXPECT_TRUE(kgen::rt::hasRowStride(scale));
+  EXPECT_FALSE(s.params[1].padded);
+  EXPECT_FALSE(kgen::rt::hasRowStride(s.params[1])); // one element a row
+  EXPECT_TRUE(kgen::rt::hasRowStride(s.params[2]));
+  EXPECT_FALSE(kgen::rt::hasRowStride(s.params[3]));
+  EXPECT_FALSE(kgen::rt::hasRowStride(s.params[4]));
+  ASSERT_EQ(s.variants[0].abi.size(), 3u);
+  EXPECT_EQ(s.variants[0].abi[1].kind, AbiSlot::Kind::Stride);
+  EXPECT_EQ(s.variants[0].abi[1].param, 0);
+  // A stride slot for scalars without a pitch: the launch has none to give.
+  EXPECT_FALSE(parseSpec(replaced(spec, R"("stride", "param": "scale")",
+                                  R"("stride", "param": "amax")"),
+                         s, err));
+  EXPECT_THAT(err, HasSubstr("a stride slot for 'amax', which takes no row "
+                             "stride (only rows tensors and scalars with a "
+                             "pitch do)"));
+  // The pitch needs version 3 here too.
+  EXPECT_FALSE(parseSpec(
+      replaced(spec, R"("kgen_spec": 3)", R"("kgen_spec": 2)"), s, err));
+  EXPECT_THAT(err, HasSubstr("params[0] ('scale').row_map.sub_rows: 'pitch' "
+                             "needs kgen_spec 3"));
+}
+
+TEST(KernelCreate, ImagesMustAgreeOnPaddedHeads) {
+  // Without the pitch the scales take no row stride: another kernel's args.
+  std::string ptx = ".visible .entry quant() { ret; }";
+  std::string padded =
+      replaced(PaddedScalarsSpec, R"("arch": "sm_90")", R"("arch": "sm_80")");
+  std::string plain =
+      replaced(replaced(PaddedScalarsSpec, R"(,
+                                "pitch": "scale_group_stride")",
+                        ""),
+               R"({"slot": "stride", "param": "scale", "type": "i64"},)", "");
+  kgen_image images[] = {
+      {ptx.data(), ptx.size(), padded.data(), padded.size(), nullptr, 0},
+      {ptx.data(), ptx.size(), plain.data(), plain.size(), nullptr, 0}};
+  kgen_kernel *k = nullptr;
+  EXPECT_EQ(kgen_kernel_create_images(images, 2, &k),
+            KGEN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(k, nullptr);
+  EXPECT_THAT(kgen_last_error(),
+              HasSubstr("image 1: quant_f32 (sm_90) is not the same kernel as "
+                        "image 0, quant_f32 (sm_80)"));
+  std::string same = PaddedScalarsSpec;
+  images[1].spec_json = same.data();
+  images[1].spec_len = same.size();
+  ASSERT_EQ(kgen_kernel_create_images(images, 2, &k), KGEN_OK)
+      << kgen_last_error();
+  kgen_kernel_destroy(k);
+}
+
 TEST(Spec, LaunchPolicyFieldsDefaultOneByOne) {
   Spec s;
   std::string err;

@@ -171,7 +171,7 @@ bool shapeCase(const Kernel &k, const OpDef &op, const FuzzCase &c, Shape &s,
       } else {
         p.rowsHeld =
             p.group ? s.launchRows / p.group : td.map.tableRows.eval(s.dims);
-        p.stride = td.layout == Layout::Rows ? p.rowLength + c.pad : 1;
+        p.stride = hasRowStride(td) ? p.rowLength + c.pad : 1;
       }
       if (td.isWritten)
         p.stored = storedElements(
@@ -260,8 +260,7 @@ bool launchArgs(const gpu::RtKernel &k, const Shape &s,
       [&](size_t t) {
         const Place &p = s.places[t];
         return gpu::TensorArg{slotBase[p.slot] + p.offset * p.elem,
-                              dsl.tensors[t].layout == Layout::Rows ? p.stride
-                                                                    : 0};
+                              hasRowStride(dsl.tensors[t]) ? p.stride : 0};
       },
       [&](const std::string &name) -> std::optional<int64_t> {
         for (size_t d = 0; d < dsl.dims.size(); ++d)

@@ -229,24 +229,24 @@ Signature signature(const rt::Spec &spec, bool withDims = true) {
     std::string n = cName(p.name);
     switch (p.kind) {
     case KGEN_ARG_TENSOR: {
-      bool rows = p.access == rt::Param::Access::Rows;
+      bool strided = rt::hasRowStride(p);
       sig.params.push_back(fmt::format("{}{} *{}", p.writes ? "" : "const ",
                                        elementType(p.dtype), n));
       sig.names.push_back(n);
-      if (rows) {
+      if (strided) {
         sig.params.push_back(fmt::format("int64_t {}_stride", n));
         sig.names.push_back(n + "_stride");
       }
       sig.args.push_back(fmt::format("{{KGEN_ARG_TENSOR, {}, {}, {}, 0, 0}}",
                                      dtypeEnum(p.dtype), n,
-                                     rows ? n + "_stride" : "0"));
+                                     strided ? n + "_stride" : "0"));
       size_t i = sig.kinds.size();
       // Through uintptr_t for a written tensor: kgen_arg's ptr is const.
       sig.unpack.push_back(p.writes ? fmt::format("({} *)(uintptr_t)a[{}].ptr",
                                                   elementType(p.dtype), i)
                                     : fmt::format("(const {} *)a[{}].ptr",
                                                   elementType(p.dtype), i));
-      if (rows)
+      if (strided)
         sig.unpack.push_back(fmt::format("a[{}].row_stride", i));
       sig.kinds.push_back("KGEN_ARG_TENSOR");
       sig.dtypes.push_back(dtypeEnum(p.dtype));
@@ -376,8 +376,11 @@ std::string Writer::header() {
       " *\n"
       " * Each function launches on `stream` (a CUstream; NULL: the default\n"
       " * stream) in the CUDA context current on the calling thread, after\n"
-      " * the runtime's argument checks. A row stride is in elements; <= 0\n"
-      " * means contiguous rows. On failure the message is kgen_last_error().\n"
+      " * the runtime's argument checks. A row stride (NAME_stride) is in\n"
+      " * elements; <= 0 means contiguous rows. A per-head scalar (one a\n"
+      " * token and head) lies at token * NAME_stride + head * its pitch:\n"
+      " * row-major, or column-major with stride 1 and a pitch >= the\n"
+      " * tokens. On failure the message is kgen_last_error().\n"
       " * NAME_kernel gives the kernel of all its images; NAME_images the\n"
       " * images, one per arch (for a launcher of your own: "
       "docs/launching.md).\n"
