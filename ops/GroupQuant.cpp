@@ -8,8 +8,9 @@ namespace kgen::ops {
 // of `group` elements of a row has the scale max(amax|x|, eps) / qmax and is
 // written as x / scale, clamped to the format's range: rounded to nearest even
 // into fp8 e4m3, truncated into int8 (vLLM's casts). The scales are [T,
-// groups] in row-major order. A group is a row program (heads(), as rope's
-// heads), so --hidden is the group size.
+// groups] with a row stride and a group stride (row-major: groups and 1;
+// vLLM's column-major: 1 and P >= T). A group is a row program (heads(), as
+// rope's heads), so --hidden is the group size.
 // With `ue8m0`, each scale is rounded up to a power of two, as for
 // DeepGEMM's UE8M0 scales: ceilPow2(max(s, 1e-10)), as vLLM's kernel
 // (exp2(ceil(log2(max(|s|, 1e-10))))).
@@ -18,6 +19,7 @@ static Kernel groupQuant(DType dt, int64_t group, Quant8 to,
   Builder b(std::string("per_token_group_quant") +
             (to == Quant8::I8 ? "_int8" : "_fp8") + (ue8m0 ? "_ue8m0" : ""));
   Len groups = b.dim("groups");
+  Len scaleStride = b.dim("scale_group_stride");
   Tensor x = b.heads({{"x", groups}}, dt, group);
   DType out = to == Quant8::I8 ? DType::I8 : DType::F8E4M3;
   Tensor y = b.outputHeads({{"y", groups}}, out, group);
@@ -27,14 +29,14 @@ static Kernel groupQuant(DType dt, int64_t group, Quant8 to,
   if (ue8m0)
     scale = ceilPow2(max(scale, 1e-10));
   b.storeSlice(y, 0, 1, (xf / scale).to(out));
-  b.output("scale", scale);
+  b.outputPerHead({"scale", groups, scaleStride}, scale, x);
   return b.build();
 }
 
 KGEN_REGISTER_OP(per_token_group_quant_fp8)
     .summary("per group of --hidden elements: scale = max(amax|x|, eps) / "
              "448, y = (x / scale).to(f8e4m3); outputs y and scale [T, "
-             "groups] (vLLM)")
+             "groups], row- or column-major (vLLM)")
     .dim("group_size")
     .lengths(kGroupSizes)
     .scalar("eps", 1e-10)
@@ -55,7 +57,7 @@ KGEN_REGISTER_OP(per_token_group_quant_fp8_ue8m0)
 KGEN_REGISTER_OP(per_token_group_quant_int8)
     .summary("per group of --hidden elements: scale = max(amax|x|, eps) / "
              "127, y = x / scale truncated to int8; outputs y and scale [T, "
-             "groups] (vLLM)")
+             "groups], row- or column-major (vLLM)")
     .dim("group_size")
     .lengths(kGroupSizes)
     .scalar("eps", 1e-10)

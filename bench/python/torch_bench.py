@@ -799,7 +799,9 @@ for _op, _out in (("per_token_group_quant_fp8", "float8_e4m3fn"),
         dtypes={"y": _out, "scale": "float32"}, eager_in=["x"],
         compare=["y", "scale"], scalars={"eps": GROUP_EPS},
         length=lambda h: GROUP_SIZE,
-        dims=lambda T, h, b: {"groups": h // GROUP_SIZE},
+        # Row-major scales (a kernel without the dim leaves it unused).
+        dims=lambda T, h, b: {"groups": h // GROUP_SIZE,
+                              "scale_group_stride": 1},
         rows=lambda T, h, b: T * (h // GROUP_SIZE))
 
 

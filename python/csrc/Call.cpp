@@ -118,6 +118,20 @@ Call &Call::heads(const char *name, const at::Tensor &t, const char *pitchDim) {
   return dim(pitchDim, pitch);
 }
 
+Call &Call::perHead(const char *name, const at::Tensor &t,
+                    const char *pitchDim) {
+  TORCH_INTERNAL_ASSERT(t.dim() == 2);
+  // A dim of one element has no stride of its own: take the dense one.
+  const int64_t tokens = t.size(0), heads = t.size(1);
+  const int64_t pitch = heads == 1 ? 1 : t.stride(1);
+  const int64_t stride = tokens == 1 ? heads * pitch : t.stride(0);
+  TORCH_CHECK(pitch >= 1 && stride >= 1, "kgen::", op_, ": '", name,
+              "' must have positive strides (shape ", t.sizes(), ", strides ",
+              t.strides(), ")");
+  add() = {name, KGEN_ARG_TENSOR, t, stride};
+  return dim(pitchDim, pitch);
+}
+
 Call &Call::whole(const char *name, const at::Tensor &t) {
   TORCH_CHECK(t.is_contiguous(), "kgen::", op_, ": '", name,
               "' must be contiguous (strides ", t.strides(), ")");

@@ -51,6 +51,10 @@ public:
   /// A [..., heads, head_dim] tensor (headsStride), its head stride passed
   /// as the dim `pitchDim`.
   Call &heads(const char *name, const at::Tensor &t, const char *pitchDim);
+  /// A [tokens, heads] output of one value a head (a kernel's per-head
+  /// scalars): its token stride passed as the row stride, its head stride as
+  /// the dim `pitchDim`; row- or column-major (the runtime checks overlap).
+  Call &perHead(const char *name, const at::Tensor &t, const char *pitchDim);
   /// A tensor read whole by every row (a weight), or one value per row.
   Call &whole(const char *name, const at::Tensor &t);
   Call &scalar(const char *name, double value);

@@ -385,25 +385,32 @@ std::tuple<Tensor, Tensor> quantInt8Dynamic(const Tensor &x) {
   return {y, scale};
 }
 
-/// vLLM's per_token_group_quant_fp8 / _int8: x [..., hidden] in groups of
-/// `group` elements; y (`out`) like x and scales [..., hidden / group].
-std::tuple<Tensor, Tensor> groupQuant(const char *op, at::ScalarType out,
-                                      const Tensor &x, int64_t group,
-                                      double eps) {
-  checkFloat(op, x, "x");
+/// The groups of `group` elements in a row of x, which `group` must divide.
+int64_t groupCount(const char *op, const Tensor &x, int64_t group) {
   const int64_t h = x.size(-1);
   TORCH_CHECK(group > 0 && h % group == 0, "kgen::", op, ": group_size ", group,
               " must divide the last dim of 'x' (", h, ")");
+  return h / group;
+}
+
+/// vLLM's per_token_group_quant_fp8 / _int8: x [..., hidden] in groups of
+/// `group` elements; y (`out`) like x and scales [..., hidden / group], into
+/// `scales` when given (any layout whose tokens have one stride).
+std::tuple<Tensor, Tensor> groupQuant(const char *op, at::ScalarType out,
+                                      const Tensor &x, int64_t group,
+                                      double eps, Tensor scale = {}) {
+  checkFloat(op, x, "x");
   TORCH_CHECK(eps > 0, "kgen::", op, ": eps must be > 0, not ", eps);
-  const int64_t groups = h / group, rows = leadingRows(x);
+  const int64_t groups = groupCount(op, x, group), rows = leadingRows(x);
   Tensor y = at::empty(x.sizes(), x.options().dtype(out));
-  Tensor scale = scalesLike(x, groups);
+  if (!scale.defined())
+    scale = scalesLike(x, groups);
   if (rows == 0 || groups == 0)
     return {y, scale};
   Call(op, x.scalar_type(), group, /*fixedLength=*/true)
       .rows("x", asRows(x).view({rows, groups, group}), 2)
       .rows("y", y.view({rows, groups, group}), 2)
-      .whole("scale", scale)
+      .perHead("scale", scale.view({rows, groups}), "scale_group_stride")
       .scalar("eps", eps)
       .dim("groups", groups)
       .run(rows * groups);
@@ -428,8 +435,9 @@ Tensor columnMajorScales(const char *op, const Tensor &x, int64_t groups,
       .view(shape);
 }
 
-/// The kernel writes row-major scales; column-major ones take one more
-/// launch, a copy of them (its cost: bench/RESULTS.md, table 3).
+/// The kernel writes column-major scales itself where the tokens have one
+/// stride in them (one matrix, or rows of one token); scales of a batch of
+/// matrices are written row-major and copied.
 std::tuple<Tensor, Tensor> perTokenGroupQuantFp8(const Tensor &x, int64_t group,
                                                  double eps, bool ue8m0,
                                                  bool columnMajor,
@@ -437,10 +445,12 @@ std::tuple<Tensor, Tensor> perTokenGroupQuantFp8(const Tensor &x, int64_t group,
   const char *op =
       ue8m0 ? "per_token_group_quant_fp8_ue8m0" : "per_token_group_quant_fp8";
   // tma_aligned_scales without column_major_scales: row-major, as vLLM.
-  auto [y, scale] = groupQuant(op, at::kFloat8_e4m3fn, x, group, eps);
   if (!columnMajor)
-    return {y, scale};
-  Tensor cm = columnMajorScales(op, x, scale.size(-1), tmaAligned);
+    return groupQuant(op, at::kFloat8_e4m3fn, x, group, eps);
+  Tensor cm = columnMajorScales(op, x, groupCount(op, x, group), tmaAligned);
+  if (x.dim() == 2 || x.size(-2) == 1 || leadingRows(x) == x.size(-2))
+    return groupQuant(op, at::kFloat8_e4m3fn, x, group, eps, cm);
+  auto [y, scale] = groupQuant(op, at::kFloat8_e4m3fn, x, group, eps);
   cm.copy_(scale);
   return {y, cm};
 }
@@ -457,12 +467,10 @@ std::tuple<Tensor, Tensor>
 rmsnormQuantGroup(const char *op, at::ScalarType out, const Tensor &x,
                   const std::optional<Tensor> &residual, const Tensor &weight,
                   int64_t group, std::optional<double> scaleUb, double eps) {
-  const int64_t h = checkRowsAndWeight(op, x, weight);
-  TORCH_CHECK(group > 0 && h % group == 0, "kgen::", op, ": group_size ", group,
-              " must divide the last dim of 'x' (", h, ")");
+  checkRowsAndWeight(op, x, weight);
+  const int64_t groups = groupCount(op, x, group), rows = leadingRows(x);
   TORCH_CHECK(!scaleUb || *scaleUb > 0, "kgen::", op,
               ": scale_ub must be > 0, not ", *scaleUb);
-  const int64_t groups = h / group, rows = leadingRows(x);
   Tensor y = at::empty(x.sizes(), x.options().dtype(out));
   Tensor scale = scalesLike(x, groups);
   Call c(op, x.scalar_type(), group, /*fixedLength=*/true);

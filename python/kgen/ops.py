@@ -160,8 +160,8 @@ def per_token_group_quant_fp8(x, group_size, eps=1e-10, use_ue8m0=False,
     returns y and the f32 scales [..., M, hidden / group_size], row-major or,
     with column_major_scales, each [M, groups] matrix column-major (columns
     of M floats; tma_aligned_scales: M rounded up to 4, else ignored), as
-    vLLM lays them out for DeepGEMM (one copy of the scales after the
-    kernel). With
+    vLLM lays them out for DeepGEMM (the kernel writes them; a batch of
+    matrices [..., M, H] takes one copy of row-major scales). With
     use_ue8m0, s is rounded up to a power of two (DeepGEMM's UE8M0 scales:
     2^ceil(log2(max(s, 1e-10))), exactly), as vLLM's use_ue8m0."""
     return _ops.per_token_group_quant_fp8(x, group_size, eps, use_ue8m0,

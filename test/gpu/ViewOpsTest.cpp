@@ -280,20 +280,24 @@ Case adalnCase(const Kernel &k, int64_t B, int64_t N, int64_t C, Lay lay,
 
 /// per_token_group_quant_*: T tokens of G groups of the kernel's length,
 /// each token's groups in one row of x and of y (padded: rows 16 bytes
-/// longer), a scale per group.
+/// longer), a scale per group: [T, G] row-major, or with the padded rows
+/// column-major (vLLM's TMA-aligned layout: each group's T scales in a run
+/// of T rounded up to 4, token stride 1).
 Case groupQuantCase(const Kernel &k, int64_t T, int64_t G, Lay lay, Rng &rng) {
   Case c;
   int64_t g = k.tensors[tensorIndex(k, "x")].map.subLength.constant;
   int64_t off = lay == Lay::Misaligned;
   bool pass = lay == Lay::Strided;
-  c.dims = {{"groups", G}};
+  int64_t pitch = pass ? (T + 3) / 4 * 4 : 1;
+  c.dims = {{"groups", G}, {"scale_group_stride", pitch}};
   c.rows = T * G;
   for (const char *n : {"x", "y"}) {
     DType dt = k.tensors[tensorIndex(k, n)].dtype;
     place(k, c, n, -1, off, T, G * g, G * g + (pass ? pad16(dt) : 0), pass,
           rng);
   }
-  place(k, c, "scale", -1, off, T * G, 1, 1, false, rng);
+  int buf = addBuf(c, "scale", DType::F32, off + G * std::max(pitch, T));
+  place(k, c, "scale", buf, off, T, 1, pass ? 1 : G, pass, rng);
   return c;
 }
 

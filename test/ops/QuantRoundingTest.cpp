@@ -49,9 +49,11 @@ struct QuantRun {
 };
 
 /// Runs `op` in bf16 on kRows rows of `hidden` (`length`: the op's fixed
-/// length, 0 for the dynamic kernel) with the named scalar values.
+/// length, 0 for the dynamic kernel) with the named scalar values. Per-group
+/// scales are [kRows, groups], row-major or (`columnMajor`) column-major.
 QuantRun run(const std::string &op, int64_t hidden, int64_t length,
-        const std::map<std::string, double> &scalars, uint32_t seed) {
+             const std::map<std::string, double> &scalars, uint32_t seed,
+             bool columnMajor = false) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> n(0, 1);
   QuantRun r;
@@ -67,7 +69,9 @@ QuantRun run(const std::string &op, int64_t hidden, int64_t length,
   Kernel k = def->instantiate(DType::BF16, length, dims);
   Bindings b;
   for (const std::string &d : k.dims)
-    b.dims.push_back(d == "hidden" ? hidden : hidden / length);
+    b.dims.push_back(d == "hidden"               ? hidden
+                     : d == "scale_group_stride" ? (columnMajor ? kRows : 1)
+                                                 : hidden / length);
   b.rows = length ? kRows * (hidden / length) : kRows;
   for (const ParamDecl &p : k.params)
     b.params.push_back(scalars.at(p.name));
@@ -80,7 +84,7 @@ QuantRun run(const std::string &op, int64_t hidden, int64_t length,
                  : t.name == "scale"  ? (void *)r.scale.data()
                  : t.dtype == DType::I8 ? (void *)r.y.data()
                                         : (void *)r.yFp8.data();
-    b.tensors.push_back({data, 0});
+    b.tensors.push_back({data, t.name == "scale" && columnMajor ? 1 : 0});
   }
   interpret(k, b);
   return r;
@@ -176,6 +180,23 @@ TEST_P(GroupQuant, Int8TruncatesAndFp8RoundsToNearest) {
   });
   EXPECT_EQ(wrong, 0);
   EXPECT_GT(roundDiffers, 0);
+}
+
+// vLLM's column-major scales: scale [T, groups] with strides (1, T); the
+// same values, transposed, and the same quantized rows.
+TEST_P(GroupQuant, ColumnMajorScalesAreTheRowMajorOnesTransposed) {
+  const int64_t g = GetParam(), h = 7 * 128, groups = h / g;
+  QuantRun rowMajor =
+      run("per_token_group_quant_fp8", h, g, {{"eps", 1e-10}}, 11);
+  QuantRun colMajor =
+      run("per_token_group_quant_fp8", h, g, {{"eps", 1e-10}}, 11, true);
+  int64_t wrong = 0;
+  for (int64_t t = 0; t < kRows; ++t)
+    for (int64_t j = 0; j < groups; ++j)
+      wrong += colMajor.scale[j * kRows + t] != rowMajor.scale[t * groups + j];
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(colMajor.yFp8, rowMajor.yFp8);
+  EXPECT_NE(colMajor.scale, rowMajor.scale); // the layouts differ
 }
 
 // UE8M0 scales: vLLM's register kernel rounds max(s, 1e-10) up to a power
