@@ -99,8 +99,11 @@ void assume(KernelOp k, int64_t align, int64_t divisor,
     boundedDivisor = chunk;
   for (auto [i, t] : llvm::enumerate(k.getArgumentTypes())) {
     if (Type e = getTensorElementType(t)) {
+      // Scalars tensors move one element at a time: a per-row scale at any
+      // element (a slice of a larger buffer) keeps the vector variant.
       int64_t bytes = (e.getIntOrFloatBitWidth() + 7) / 8;
-      k.setArgAttr(i, kAlignAttr, b.getI64IntegerAttr(std::max(align, bytes)));
+      int64_t a = isa<ScalarsType>(t) ? bytes : std::max(align, bytes);
+      k.setArgAttr(i, kAlignAttr, b.getI64IntegerAttr(a));
     } else if (isa<IndexType>(t)) {
       Value arg = k.getBody().getArgument(i);
       int64_t d = 1;

@@ -9,12 +9,13 @@
 // that place accesses or size the rows a multiple of 16: here d, the domain
 // and the load's start, not e, which places nothing) followed by @NAME_any
 // (element alignment, no divisibility).
+// A scalars tensor, moved one element at a time, keeps element alignment.
 // Scalars (f32, i32) get no assumption. The body is cloned unchanged.
 
 // CHECK-LABEL: kgen.kernel @k_vec(
 // CHECK-SAME: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name = "x"}
 // CHECK-SAME: !kgen.vector<f32> {kgen.align = 16 : i64, kgen.name = "w"}
-// CHECK-SAME: !kgen.scalars<i8> {kgen.align = 16 : i64, kgen.name = "s"}
+// CHECK-SAME: !kgen.scalars<i8> {kgen.align = 1 : i64, kgen.name = "s"}
 // CHECK-SAME: f32 {kgen.name = "eps"}
 // CHECK-SAME: i32 {kgen.name = "k"}
 // CHECK-SAME: index {kgen.divisibility = 16 : i64, kgen.name = "d"}

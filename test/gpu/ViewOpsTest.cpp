@@ -477,9 +477,12 @@ int64_t countIf(int64_t n, const std::function<bool(int64_t, double &)> &f,
   return total;
 }
 
-/// The vector variants need 16-byte aligned bases and row strides.
+/// The vector variants need 16-byte aligned bases and row strides (but for
+/// per-row scalars, moved one element at a time).
 bool aligned(const Kernel &k, const Case &c) {
   for (size_t t = 0; t < k.tensors.size(); ++t) {
+    if (k.tensors[t].layout == Layout::RowScalar)
+      continue;
     const View &v = c.views[t];
     int64_t e = c.bufs[v.buf].elem;
     if ((v.offset * e) % 16 ||
