@@ -260,17 +260,22 @@ private:
                       "); or tokens inside each head, row_stride >= " +
                       std::to_string(length) + " and row_stride * " +
                       std::to_string(tokens) + " tokens <= pitch)");
-    // The last element's end must fit the kernel's int64 address arithmetic
-    // ((count - 1) * pitch + length <= count * pitch, which fits).
+    // The kernel addresses these scalars, divides the rows and counts the
+    // heads in 32 bits: they span fewer than 2^32 elements (16 GiB of f32),
+    // which bounds the rows and the heads count too ((count - 1) * pitch +
+    // length <= count * pitch, which fits).
+    constexpr int64_t kMaxSpan = int64_t(1) << 32;
     if (tokens > 0 &&
         (__builtin_mul_overflow(tokens - 1, stride, &end) ||
          __builtin_add_overflow(end, (count - 1) * pitch + length, &end) ||
-         __builtin_mul_overflow(end, dtypeSize(p.dtype), &end)))
+         end >= kMaxSpan))
       return fail(KGEN_ERROR_INVALID_ARGUMENT,
                   argName(i) + " row_stride " + std::to_string(stride) +
                       " times " + std::to_string(tokens) + " tokens and " +
                       std::to_string(count) + " heads " +
-                      std::to_string(pitch) + " apart overflow int64 bytes");
+                      std::to_string(pitch) +
+                      " apart span 2^32 elements or more (the kernel "
+                      "addresses per-head scalars in 32 bits)");
     return KGEN_OK;
   }
 

@@ -151,11 +151,27 @@ void RowLowering::emitLateRowMaps() {
       base[g.getResult()] = groupRow(g);
 }
 
+/// Whether two lengths are one value: the same SSA value, or ops that
+/// compute it alike from such values (the importer builds each count anew).
+static bool sameLength(Value a, Value b) {
+  if (a == b)
+    return true;
+  Operation *x = a.getDefiningOp(), *y = b.getDefiningOp();
+  return x && y &&
+         OperationEquivalence::isEquivalentTo(
+             x, y, [](Value l, Value r) { return success(sameLength(l, r)); },
+             /*markEquivalent=*/nullptr, OperationEquivalence::IgnoreLocations);
+}
+
 /// Row pointers of kgen.group and kgen.heads, once per thread (but late
 /// groups, isLateRowMap). Their index operands are already lowered.
 void RowLowering::emitRowMaps() {
   auto i64 = [&](Value index) { return toI64(map.lookup(index)); };
   llvm::SetVector<LoadOp> held = rowLoadsHeld(kernel);
+  SmallVector<Value> narrowCounts; // heads counts of per-head scalars
+  for (HeadsOp h : kernel.getBody().getOps<HeadsOp>())
+    if (isa<ScalarsType>(h.getResult().getType()) && h.getCounts().size() == 1)
+      narrowCounts.push_back(h.getCounts().front());
   for (Operation &op : kernel.getBody().front()) {
     if (auto g = dyn_cast<GroupOp>(op)) {
       if (!isLateRowMap(g, held))
@@ -168,8 +184,31 @@ void RowLowering::emitRowMaps() {
         firsts.push_back(group);
         group = arith::AddIOp::create(b, loc, group, i64(c));
       }
-      Value token = arith::DivUIOp::create(b, loc, row, group);
-      Value head = arith::RemUIOp::create(b, loc, row, group);
+      // The launch keeps per-head scalars below 2^32 elements, and with them
+      // the rows, their count and each (t, h) offset (Args.cpp): 32-bit
+      // division and products, which LLVM cannot widen back through the udiv.
+      bool narrow =
+          h.getCounts().size() == 1 && llvm::any_of(narrowCounts, [&](Value c) {
+            return sameLength(c, h.getCounts().front());
+          });
+      auto i32 = b.getI32Type();
+      auto trunc = [&](Value v) -> Value {
+        return arith::TruncIOp::create(b, loc, i32, v);
+      };
+      auto widen = [&](Value v) -> Value {
+        return arith::ExtUIOp::create(b, loc, b.getI64Type(), v);
+      };
+      Value token, head, token32, head32;
+      if (narrow) {
+        Value row32 = trunc(row), group32 = trunc(group);
+        token32 = arith::DivUIOp::create(b, loc, row32, group32);
+        head32 = arith::RemUIOp::create(b, loc, row32, group32);
+        token = widen(token32);
+        head = widen(head32);
+      } else {
+        token = arith::DivUIOp::create(b, loc, row, group);
+        head = arith::RemUIOp::create(b, loc, row, group);
+      }
       Value length = i64(h.getLength());
       Value ptr;
       for (int i = (int)firsts.size() - 1; i >= 0; --i) {
@@ -177,11 +216,21 @@ void RowLowering::emitRowMaps() {
         Value p = base[part]; // a part vector: the same row for all
         if (!isa<ColumnVectorType>(part.getType())) {
           Value step = h.getPitches().empty() ? length : i64(h.getPitches()[i]);
-          Value off = arith::AddIOp::create(
-              b, loc, arith::MulIOp::create(b, loc, token, pitch[part]),
-              arith::MulIOp::create(
-                  b, loc, arith::SubIOp::create(b, loc, head, firsts[i]),
-                  step));
+          // Head offset, then token offset; in i32 for per-head scalars.
+          bool in32 = narrow && isa<ScalarsType>(part.getType());
+          Value t = in32 ? token32 : token, tPitch = pitch[part];
+          Value hIndex = in32 ? head32 : head, first = firsts[i];
+          if (in32) {
+            tPitch = trunc(tPitch);
+            first = trunc(first);
+            step = trunc(step);
+          }
+          Value hOff = arith::MulIOp::create(
+              b, loc, arith::SubIOp::create(b, loc, hIndex, first), step);
+          Value tOff = arith::MulIOp::create(b, loc, t, tPitch);
+          Value off = arith::AddIOp::create(b, loc, tOff, hOff);
+          if (in32)
+            off = widen(off);
           p = gep(rawPtr[part], off, elem);
         }
         ptr = !ptr

@@ -84,19 +84,22 @@ kgen.kernel @padded_heads(%q: !kgen.rows<f32> {kgen.name = "q", kgen.align = 16 
 // -----
 
 // Per-head scalars: a scalars tensor under kgen.heads takes a row stride, and
-// head h of token t is element t * stride + h * pitch.
+// head h of token t is element t * stride + h * pitch. The launch keeps them
+// under 2^32 elements, so heads of their count divide and multiply in i32.
 // CHECK-LABEL: gpu.func @per_head_scalars(
 // CHECK-SAME: %[[S:arg[0-9]+]]: !llvm.ptr<1>, %arg{{[0-9]+}}: i64, %[[SS:arg[0-9]+]]: i64
 // CHECK-SAME: kgen.abi = ["ptr:x", "ptr:scale", "stride:x", "stride:scale", "dim:groups", "dim:pitch", "rows"]
-// x's heads first, then the scale's:
+// x's heads first, then the scale's, each with the count's 32-bit division:
+// CHECK: arith.divui %{{.+}}, %{{.+}} : i32
 // CHECK: llvm.getelementptr %arg0[%{{.+}}] {{.+}} f32
-// CHECK: llvm.getelementptr %arg0[%{{.+}}] {{.+}} f32
-// CHECK: %[[TOK:.+]] = arith.divui %{{.+}}, %[[G:.+]] : i64
-// CHECK-NEXT: %[[HEAD:.+]] = arith.remui %{{.+}}, %[[G]] : i64
-// CHECK: %[[H:.+]] = arith.subi %[[HEAD]], %{{.+}} : i64
-// CHECK-NEXT: %[[HOFF:.+]] = arith.muli %[[H]], %{{.+}} : i64
-// CHECK-NEXT: %[[TOFF:.+]] = arith.muli %[[TOK]], %[[SS]] : i64
-// CHECK-NEXT: %[[OFF:.+]] = arith.addi %[[TOFF]], %[[HOFF]] : i64
+// CHECK: %[[TOK:.+]] = arith.divui %[[R:.+]], %[[G:.+]] : i32
+// CHECK-NEXT: %[[HEAD:.+]] = arith.remui %[[R]], %[[G]] : i32
+// CHECK: %[[SS32:.+]] = arith.trunci %[[SS]] : i64 to i32
+// CHECK: %[[H:.+]] = arith.subi %[[HEAD]], %{{.+}} : i32
+// CHECK-NEXT: %[[HOFF:.+]] = arith.muli %[[H]], %{{.+}} : i32
+// CHECK-NEXT: %[[TOFF:.+]] = arith.muli %[[TOK]], %[[SS32]] : i32
+// CHECK-NEXT: %[[OFF32:.+]] = arith.addi %[[TOFF]], %[[HOFF]] : i32
+// CHECK-NEXT: %[[OFF:.+]] = arith.extui %[[OFF32]] : i32 to i64
 // CHECK-NEXT: %[[P:.+]] = llvm.getelementptr %[[S]][%[[OFF]]]
 // CHECK: llvm.store %{{.+}}, %[[P]] {alignment = 4 : i64} : f32, !llvm.ptr<1>
 kgen.kernel @per_head_scalars(%x: !kgen.rows<f32> {kgen.name = "x", kgen.align = 16 : i64},

@@ -493,21 +493,32 @@ TEST_F(ArgsPaddedScalars, OverlappingLayoutsAreRefused) {
   EXPECT_THAT(err, HasSubstr("row_stride >= count * pitch = 12 (g*p)"));
 }
 
-TEST_F(ArgsPaddedScalars, TheLastElementMustFitInt64Bytes) {
-  // Rows 2^59 elements apart: 4 tokens fit, 16 end past 2^63 bytes.
-  int64_t far = int64_t(1) << 59;
+TEST_F(ArgsPaddedScalars, TheScalarsSpanFewerThan2To32Elements) {
+  // The kernel addresses them in 32 bits. Rows 2^30 apart: 4 tokens end at
+  // 3 * 2^30 + 1, 5 tokens past 2^32.
+  int64_t far = int64_t(1) << 30;
   EXPECT_EQ(bind(1, 1, far, 4), far) << err;
-  EXPECT_EQ(bind(1, 1, far, 16), -1);
+  EXPECT_EQ(bind(1, 1, far, 5), -1);
   EXPECT_EQ(status, KGEN_ERROR_INVALID_ARGUMENT);
   EXPECT_THAT(err, HasSubstr("argument 'scale' (#0) row_stride " +
                              std::to_string(far) +
-                             " times 16 tokens and 1 heads 1 apart overflow "
-                             "int64 bytes"));
-  // One token of 2^21 heads 2^41 apart: the last head starts past 2^63 bytes.
+                             " times 5 tokens and 1 heads 1 apart span 2^32 "
+                             "elements or more (the kernel addresses "
+                             "per-head scalars in 32 bits)"));
+  // 2^31 - 1 rows (the grid's limit) two apart fit, three apart do not.
+  int64_t rows = (int64_t(1) << 31) - 1;
+  EXPECT_EQ(bind(1, 1, 2, rows), 2) << err;
+  EXPECT_EQ(bind(1, 1, 3, rows), -1);
+  // Column-major: two heads 2^32 - 8 apart hold 7 tokens, not 8.
+  int64_t pitch = (int64_t(1) << 32) - 8;
+  EXPECT_EQ(bind(2, pitch, 1, 14), 1) << err;
+  EXPECT_EQ(bind(2, pitch, 1, 16), -1);
+  EXPECT_THAT(err, HasSubstr("span 2^32 elements or more"));
+  // A span past int64 is refused by the same check, without overflow.
+  EXPECT_EQ(bind(1, 1, int64_t(1) << 62, 16), -1);
+  EXPECT_THAT(err, HasSubstr("span 2^32 elements or more"));
   EXPECT_EQ(bind(int64_t(1) << 21, int64_t(1) << 41, 1, int64_t(1) << 21), -1);
-  EXPECT_THAT(err, HasSubstr("overflow int64 bytes"));
-  EXPECT_EQ(bind(int64_t(1) << 20, int64_t(1) << 41, 1, int64_t(1) << 20), 1)
-      << err;
+  EXPECT_THAT(err, HasSubstr("span 2^32 elements or more"));
 }
 
 TEST_F(ArgsPaddedScalars, TensorAlignLeavesTheRowStrideFree) {
