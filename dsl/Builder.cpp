@@ -835,6 +835,24 @@ Expr Builder::scalar(const std::string &name, DType dtype,
   return Expr(state, state->add(n, op));
 }
 
+Expr Builder::scalar(const std::string &name, DType dtype, double min,
+                     std::source_location loc) {
+  std::string op = fmt::format("scalar('{}')", name);
+  if (dtype != DType::F32)
+    state->fail(loc, op,
+                fmt::format("only f32 scalars take a least value, not {}",
+                            dtypeStr(dtype)));
+  float least = float(min); // the least f32 >= min: the same launches
+  if (least < min)
+    least = std::nextafter(least, INFINITY);
+  if (!std::isfinite(least))
+    state->fail(loc, op,
+                fmt::format("the least value {} is not a finite f32", min));
+  Expr e = scalar(name, dtype, loc);
+  state->k.params.back().min = least;
+  return e;
+}
+
 static int storedValue(BuilderState &s, const Operand &value,
                        const std::string &op, const std::source_location &loc) {
   if (value.isNumber)

@@ -184,6 +184,11 @@ public:
   /// A scalar kernel parameter (eps, a quantization scale).
   Expr scalar(const std::string &name, DType dtype,
               std::source_location loc = std::source_location::current());
+  /// An f32 scalar no less than `min` (finite): the kernel may rely on the
+  /// bound (a divisor it bounds below needs no subnormal guard); a launch
+  /// past it, or NaN, is an error.
+  Expr scalar(const std::string &name, DType dtype, double min,
+              std::source_location loc = std::source_location::current());
   /// A new output holding `value` for each row: [rows, domain] for a row
   /// value, [rows] for a per-row scalar. Its dtype is the value's.
   Tensor output(const std::string &name, Operand value,

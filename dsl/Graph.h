@@ -17,6 +17,7 @@
 #include "dsl/Error.h"
 #include "dsl/Len.h"
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,8 @@ struct ParamDecl {
   std::string name;
   DType dtype;
   SourceLoc loc;
+  /// f32 only: the least value a launch may pass (the kernel relies on it).
+  double min = -std::numeric_limits<double>::infinity();
 };
 
 enum class NodeKind : uint8_t {

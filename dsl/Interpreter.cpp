@@ -322,6 +322,13 @@ Plan check(const Kernel &k, const Bindings &b) {
     bad(k, fmt::format("Bindings::params has {} values but the kernel has {} "
                        "scalar params",
                        b.params.size(), k.params.size()));
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    const ParamDecl &d = k.params[i];
+    double v = roundTo(d.dtype, b.params[i]);
+    if (std::isfinite(d.min) && !(v >= d.min)) // an f32 bound: f32 text
+      bad(k, fmt::format("scalar '{}' is {}; it must be >= {}", d.name,
+                         float(v), float(d.min)));
+  }
 
   for (size_t t = 0; t < k.tensors.size(); ++t) {
     const TensorDecl &decl = k.tensors[t];

@@ -4,6 +4,7 @@
 #include "runtime/LaunchPolicy.h"
 
 #include <algorithm>
+#include <charconv>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +16,13 @@ namespace {
 
 // The most rows any launch holds: 2^31-1 blocks of at most 1024 rows.
 constexpr int64_t kMaxRows = int64_t(INT32_MAX) * 1024;
+
+/// f32 `v` in the shortest form that reads back as the same float (1e-30).
+std::string fmtReal(float v) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
 
 std::string hexAddress(uint64_t v) {
   static const char *digits = "0123456789abcdef";
@@ -140,6 +148,11 @@ private:
     case KGEN_ARG_SCALAR:
       if (p.dtype == KGEN_F32) {
         out.real[i] = static_cast<float>(a.f);
+        if (!(out.real[i] >= p.minScalar))
+          return fail(KGEN_ERROR_INVALID_ARGUMENT,
+                      argName(i) + " must be >= " + fmtReal(p.minScalar) +
+                          " (the kernel relies on it), got " +
+                          fmtReal(out.real[i]));
       } else {
         if (p.dtype == KGEN_I32 && (a.i < INT32_MIN || a.i > INT32_MAX))
           return fail(KGEN_ERROR_INVALID_ARGUMENT,

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <charconv>
 #include <climits>
+#include <cmath>
 
 namespace kgen::rt {
 
@@ -373,6 +374,18 @@ private:
         return r.fail(at, "scalar '" + p.name + "' has dtype " + dtype +
                               "; the spec supports only f32, i32 and i64 "
                               "scalars");
+      if (const Value *min = r.member(v, at, "min", /*required=*/false)) {
+        if (p.dtype != KGEN_F32)
+          return r.fail(at, "'min' is for f32 scalars, not " + dtype);
+        // The least f32 at or above it: the same launches.
+        float least =
+            min->kind == Value::Kind::Number ? float(min->number) : NAN;
+        if (least < min->number)
+          least = std::nextafter(least, INFINITY);
+        if (!std::isfinite(least))
+          return r.fail(at, "'min' must be a number within the f32 range");
+        p.minScalar = least;
+      }
       break;
     case KGEN_ARG_DIM:
       if (p.dtype != KGEN_I64)

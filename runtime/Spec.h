@@ -14,6 +14,7 @@
 #include "runtime/kgen_runtime.h"
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <string_view>
@@ -58,6 +59,9 @@ struct Param {
   bool writes = false;
   // Dims only: the largest value a launch may pass (the kernel relies on it).
   int64_t maxDim = INT64_MAX;
+  // f32 scalars only: the least value a launch may pass (the kernel relies
+  // on it).
+  float minScalar = -std::numeric_limits<float>::infinity();
 };
 
 /// Whether `p` takes a row stride (kgen_arg.row_stride, a "stride" slot): rows

@@ -36,6 +36,9 @@ VariantKind getVariantKind(Operation *kernel);
 /// On a dim argument of a kernel: the largest value a launch passes (the
 /// DSL's bound, which the runtime checks).
 inline constexpr llvm::StringLiteral kMaxAttr = "kgen.max";
+/// On an f32 scalar argument of a kernel: the least value a launch passes
+/// (the DSL's bound, which the runtime checks).
+inline constexpr llvm::StringLiteral kMinAttr = "kgen.min";
 
 /// The module attribute kgen-launch-policy sets.
 inline constexpr llvm::StringLiteral kLaunchPolicyAttr = "kgen.launch_policy";

@@ -4,6 +4,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::kgen;
 namespace dsl = ::kgen;
@@ -409,7 +411,12 @@ KernelOp Importer::run(const std::map<std::string, int64_t> &staticDims,
   }
   for (const dsl::ParamDecl &p : k.params) {
     argTypes.push_back(toMLIRType(ctx, p.dtype));
-    argAttrs.push_back(named(p.name));
+    if (std::isfinite(p.min))
+      argAttrs.push_back(b.getDictionaryAttr(
+          {b.getNamedAttr("kgen.name", b.getStringAttr(p.name)),
+           b.getNamedAttr(kMinAttr, b.getF32FloatAttr(p.min))}));
+    else
+      argAttrs.push_back(named(p.name));
   }
   SmallVector<NamedAttribute> dimAttrs;
   std::vector<int> dynamicDims;

@@ -9,6 +9,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <algorithm>
+#include <cmath>
 
 using namespace mlir;
 namespace json = llvm::json;
@@ -103,10 +104,14 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
     }
     params.push_back(std::move(p));
   }
-  for (const ParamDecl &p : k.params)
-    params.push_back(json::Object{{"name", p.name},
-                                  {"kind", "scalar"},
-                                  {"dtype", std::string(name(p.dtype))}});
+  for (const ParamDecl &p : k.params) {
+    json::Object scalar{{"name", p.name},
+                        {"kind", "scalar"},
+                        {"dtype", std::string(name(p.dtype))}};
+    if (std::isfinite(p.min))
+      scalar["min"] = p.min;
+    params.push_back(std::move(scalar));
+  }
   for (size_t i = 0; i < k.dims.size(); ++i) {
     if (known[i])
       continue;

@@ -8,7 +8,9 @@
 //    (at most 1.5 ulp from the rounded quotient). A subnormal s is scaled by
 //    2^64 first, so 1 / s stays finite. In a kernel that stores integers an
 //    ulp of the quotient moves a value across an integer step, and per-group
-//    scales divide exactly, so there two FMAs correct it to the quotient.
+//    scales divide exactly, so there two FMAs correct it to the quotient;
+//    there an s bounded below by a normal float (from constants and scalars'
+//    least values) needs no scaling.
 //  - In a kernel whose float outputs are all 16-bit or fp8, exp becomes
 //    approximate (`afn`: ex2.approx of x * log2(e), relative error below
 //    2^-16 where the result is normal, as Triton's exp) and an element-wise
@@ -65,6 +67,52 @@ bool groupUniform(Value v) {
   return llvm::all_of(op->getOperands(), groupUniform);
 }
 
+/// The value of a float constant or splat.
+std::optional<double> constantOf(Value v) {
+  if (FloatAttr c; matchPattern(v, m_Constant(&c)))
+    return c.getValueAsDouble();
+  if (DenseFPElementsAttr c; matchPattern(v, m_Constant(&c)) && c.isSplat())
+    return c.getSplatValue<APFloat>().convertToDouble();
+  return std::nullopt;
+}
+
+/// A lower bound of `v` wherever it is not NaN, or none: from constants and
+/// scalar arguments with a least value (kgen.min), through broadcasts, max,
+/// min, and products and quotients of non-negative values by constants.
+std::optional<double> lowerBound(Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto k = dyn_cast<KernelOp>(arg.getOwner()->getParentOp());
+    if (auto m = k ? k.getArgAttrOfType<FloatAttr>(arg.getArgNumber(), kMinAttr)
+                   : FloatAttr())
+      return m.getValueAsDouble();
+    return std::nullopt;
+  }
+  if (std::optional<double> c = constantOf(v))
+    return c;
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    return std::nullopt;
+  if (auto b = dyn_cast<BroadcastOp>(op))
+    return lowerBound(b.getInput());
+  if (!isa<arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp,
+           arith::MinNumFOp, arith::MulFOp, arith::DivFOp>(op))
+    return std::nullopt;
+  std::optional<double> a = lowerBound(op->getOperand(0)),
+                        b = lowerBound(op->getOperand(1));
+  if (isa<arith::MaximumFOp, arith::MaxNumFOp>(op))
+    return a && b ? std::max(*a, *b) : a ? a : b;
+  if (!a || !b)
+    return std::nullopt;
+  if (isa<arith::MinimumFOp, arith::MinNumFOp>(op))
+    return std::min(*a, *b);
+  // A product or quotient by a positive constant: its bound holds, less one
+  // rounding.
+  std::optional<double> c = constantOf(op->getOperand(1));
+  if (*a < 0 || !c || *c <= 0)
+    return std::nullopt;
+  return (isa<arith::MulFOp>(op) ? *a * *c : *a / *c) * (1 - 0x1p-23);
+}
+
 /// x / d -> (x * (1 / (s * k))) * k, where d is broadcast(s) (a per-row
 /// scalar) or group-uniform (s = d, computed once per chunk), with k = 2^64
 /// when |s| is subnormal and 1 otherwise. `exact` corrects the product
@@ -92,11 +140,18 @@ bool rewriteUniformDivision(arith::DivFOp div, bool exact) {
     Value c = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
     return bcast ? c : BroadcastOp::create(b, loc, t, c).getResult();
   };
-  Value tiny =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
-                            math::AbsFOp::create(b, loc, s), f32(0x1p-126));
-  Value k = arith::SelectOp::create(b, loc, tiny, f32(0x1p64), f32(1.0));
-  Value sk = arith::MulFOp::create(b, loc, s, k);
+  // A divisor bounded below by a normal float needs no k where the quotient
+  // is corrected; a per-row fp8 quotient without it spilled a held row
+  // (bench/results/2026-11-28/RESULTS.md, "Group scales in 32 bits").
+  std::optional<double> least = exact ? lowerBound(s) : std::nullopt;
+  Value k, sk = s;
+  if (!least || *least < 0x1p-126) {
+    Value tiny =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                              math::AbsFOp::create(b, loc, s), f32(0x1p-126));
+    k = arith::SelectOp::create(b, loc, tiny, f32(0x1p64), f32(1.0));
+    sk = arith::MulFOp::create(b, loc, s, k);
+  }
   Value r = arith::DivFOp::create(b, loc, f32(1.0), sk);
   Value rRow = row(r);
   Value scaled = arith::MulFOp::create(b, loc, x, rRow);
@@ -107,7 +162,7 @@ bool rewriteUniformDivision(arith::DivFOp div, bool exact) {
     Value nan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, q, q);
     scaled = arith::SelectOp::create(b, loc, nan, scaled, q);
   }
-  Value q = arith::MulFOp::create(b, loc, scaled, row(k));
+  Value q = k ? arith::MulFOp::create(b, loc, scaled, row(k)) : scaled;
   div.replaceAllUsesWith(q);
   div.erase();
   if (bcast && bcast->use_empty())

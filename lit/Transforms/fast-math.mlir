@@ -187,3 +187,49 @@ kgen.kernel @elementwise_f8(%x: !kgen.rows<bf16> {kgen.name = "x"},
   kgen.store %f, %s[%c0] : tensor<256xf32>, !kgen.rows<f32>
   kgen.return
 }
+
+// A divisor bounded below by a normal float needs no 2^64 guard: here
+// max(amax, eps) / 127 with eps >= 1e-30 (kgen.min), per group; and a
+// per-row max(amax / 448, 2^-10), from constants alone.
+// CHECK-LABEL: kgen.kernel @bounded_divisors(
+// CHECK-NOT: arith.cmpf olt
+// CHECK: %[[S:.+]] = arith.divf %{{.+}}, %{{.+}} : tensor<128xf32>
+// CHECK: %[[R:.+]] = arith.divf %{{.+}}, %[[S]] : tensor<128xf32>
+// CHECK: %[[Q0:.+]] = arith.mulf %[[X:.+]], %[[R]] : tensor<128xf32>
+// CHECK: math.fma %{{.+}}, %[[S]], %[[X]] : tensor<128xf32>
+// CHECK: %[[Q:.+]] = arith.select %{{.+}}, %[[Q0]], %{{.+}} : tensor<128xi1>, tensor<128xf32>
+// CHECK-NEXT: arith.fptosi %[[Q]]
+// CHECK: %[[T:.+]] = arith.maximumf %{{.+}}, %{{.+}} : f32
+// CHECK: arith.divf %{{.+}}, %[[T]] : f32
+// CHECK-NOT: arith.cmpf olt
+// CHECK: kgen.return
+kgen.kernel @bounded_divisors(%x: !kgen.rows<bf16> {kgen.name = "x"},
+                              %y: !kgen.rows<i8> {kgen.name = "y"},
+                              %z: !kgen.rows<f8E4M3FN> {kgen.name = "z"},
+                              %eps: f32 {kgen.name = "eps", kgen.min = 1.0e-30 : f32})
+    attributes {dims = {n = 128 : i64}} {
+  %n = arith.constant 128 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<bf16> -> tensor<128xbf16>
+  %f = arith.extf %v : tensor<128xbf16> to tensor<128xf32>
+  %a = math.absf %f : tensor<128xf32>
+  %top = kgen.group_reduce max %a group 64 : tensor<128xf32>
+  %eb = kgen.broadcast %eps : f32 -> tensor<128xf32>
+  %m = arith.maximumf %top, %eb : tensor<128xf32>
+  %imax = arith.constant dense<127.0> : tensor<128xf32>
+  %s = arith.divf %m, %imax : tensor<128xf32>
+  %q = arith.divf %f, %s : tensor<128xf32>
+  %i = arith.fptosi %q : tensor<128xf32> to tensor<128xi8>
+  kgen.store %i, %y[%c0] : tensor<128xi8>, !kgen.rows<i8>
+  %rm = kgen.reduce max %a : tensor<128xf32> -> f32
+  %fmax = arith.constant 448.0 : f32
+  %least = arith.constant 0.0009765625 : f32
+  %ts = arith.divf %rm, %fmax : f32
+  %t = arith.maximumf %ts, %least : f32
+  %tb = kgen.broadcast %t : f32 -> tensor<128xf32>
+  %p = arith.divf %f, %tb : tensor<128xf32>
+  %o = arith.truncf %p : tensor<128xf32> to tensor<128xf8E4M3FN>
+  kgen.store %o, %z[%c0] : tensor<128xf8E4M3FN>, !kgen.rows<f8E4M3FN>
+  kgen.return
+}

@@ -170,6 +170,9 @@ def test_argument_errors():
             torch.randn(4, 200), 128)
     _raises("group_size 64, 128 only, not 96",
             kgen.per_token_group_quant_int8, torch.randn(4, 192), 96)
+    for eps in (0.0, 1e-35, float("nan")):  # the kernel's scales stay normal
+        _raises(r"'eps' .*must be >= 1e-30", kgen.per_token_group_quant_int8,
+                torch.randn(4, 128), 128, eps)
     _raises(r"column-major scales need 'x' of \[..., M, hidden\], not 1-d",
             kgen.per_token_group_quant_fp8, torch.randn(128), 128, 1e-10,
             False, True)

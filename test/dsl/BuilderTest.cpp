@@ -13,6 +13,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <string>
 
@@ -290,6 +291,27 @@ TEST(Builder, BoundedDimSlices) {
   expectUserError(c, line, "elements up to 2*m are read but a row of 'z' has 64");
   c = catchUserError([&] { line = __LINE__; (void)v.dim("w", 0); });
   expectUserError(c, line, "dim 'w' has the bound 0; a bound must be >= 1");
+}
+
+TEST(Builder, ScalarLeastValueIsTheLeastF32AtOrAboveIt) {
+  Builder b("k");
+  Tensor x = b.input("x", DType::F32, 8);
+  Expr eps = b.scalar("eps", DType::F32, 1e-30);
+  Expr plain = b.scalar("p", DType::F32);
+  b.output("y", x / max(amax(x), eps) + plain);
+  Kernel k = b.build();
+  EXPECT_EQ(k.params[0].min, double(1e-30f)); // 1e-30f is above 1e-30
+  EXPECT_GE(k.params[0].min, 1e-30);
+  EXPECT_FALSE(std::isfinite(k.params[1].min));
+
+  Builder u("u");
+  int line = 0;
+  Caught c = catchUserError(
+      [&] { line = __LINE__; (void)u.scalar("n", DType::I32, 1); });
+  expectUserError(c, line, "only f32 scalars take a least value, not i32");
+  c = catchUserError(
+      [&] { line = __LINE__; (void)u.scalar("e", DType::F32, 1e39); });
+  expectUserError(c, line, "the least value 1e+39 is not a finite f32");
 }
 
 TEST(BuilderError, LengthsThatWouldWrap) {

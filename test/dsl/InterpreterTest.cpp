@@ -671,6 +671,18 @@ TEST(InterpreterBindings, DimPastItsBound) {
               HasSubstr("dim 'hidden' is 5; it must be <= 4"));
 }
 
+TEST(InterpreterBindings, ScalarBelowItsLeastValue) {
+  RmsnormBindings r;
+  r.k.params[0].min = 0.25;
+  r.b.params = {0};
+  EXPECT_THAT(errorOf(r.k, r.b),
+              HasSubstr("scalar 'eps' is 0; it must be >= 0.25"));
+  r.b.params = {std::nan("")};
+  EXPECT_THAT(errorOf(r.k, r.b), HasSubstr("scalar 'eps' is nan"));
+  r.b.params = {0.25};
+  EXPECT_EQ(errorOf(r.k, r.b), "(no error)");
+}
+
 TEST(InterpreterBindings, NegativeRows) {
   RmsnormBindings r;
   r.b.rows = -1;

@@ -294,6 +294,44 @@ TEST(ArgsStrict, NoVariantFits) {
   EXPECT_THAT(kgen::rt::lastError(), HasSubstr("does not fit in 32 bits"));
 }
 
+// An f32 scalar's "min" bounds what a launch may pass: the kernel relies on
+// it (group quant's eps keeps each scale a normal float).
+TEST(ArgsStrict, ScalarBelowItsMin) {
+  kgen::rt::Kernel k;
+  std::string spec = replaced(
+      StrictSpec, R"("name": "alpha", "kind": "scalar", "dtype": "f32")",
+      R"("name": "alpha", "kind": "scalar", "dtype": "f32", "min": 1e-30)");
+  ASSERT_EQ(k.create(StrictPtx, spec), KGEN_OK) << kgen::rt::lastError();
+  kgen_arg args[] = {kgen::rt::tensorArg(addr(0x1000), KGEN_F32),
+                     kgen::rt::intArg(3, KGEN_I32), kgen::rt::intArg(5),
+                     kgen::rt::f32Arg(1e-30f)};
+  size_t variant = 99;
+  EXPECT_EQ(k.selectVariant(args, 1, variant), KGEN_OK)
+      << kgen::rt::lastError();
+  for (float bad : {0.0f, -1.0f, 1e-31f, std::nanf("")}) {
+    args[3].f = bad;
+    EXPECT_EQ(k.selectVariant(args, 1, variant), KGEN_ERROR_INVALID_ARGUMENT)
+        << bad;
+    EXPECT_THAT(kgen::rt::lastError(),
+                HasSubstr("argument 'alpha' (#3) must be >= 1e-30 (the kernel "
+                          "relies on it), got "))
+        << bad;
+  }
+  EXPECT_THAT(kgen::rt::lastError(), HasSubstr("got nan"));
+  // Only f32 scalars take one, and it lies within the f32 range.
+  const std::string intK = R"("name": "k", "kind": "scalar", "dtype": "i32")";
+  const std::string alpha =
+      R"("name": "alpha", "kind": "scalar", "dtype": "f32")";
+  for (auto [param, bad] :
+       {std::pair{intK, R"(, "min": 1)"}, std::pair{alpha, R"(, "min": "1")"},
+        std::pair{alpha, R"(, "min": 1e39)"},
+        std::pair{alpha, R"(, "min": null)"}}) {
+    std::string s = replaced(StrictSpec, param, param + bad);
+    EXPECT_EQ(k.create(StrictPtx, s), KGEN_ERROR_INVALID_SPEC) << bad;
+    EXPECT_THAT(kgen::rt::lastError(), HasSubstr("'min'")) << bad;
+  }
+}
+
 /// Heads padded inside a row (rope's q): 64-element heads `p` apart, `h` a
 /// row, so a row spans h * p elements.
 const char *const PaddedSpec = R"({
