@@ -149,10 +149,10 @@ private:
       if (p.dtype == KGEN_F32) {
         out.real[i] = static_cast<float>(a.f);
         if (!(out.real[i] >= p.minScalar))
-          return fail(KGEN_ERROR_INVALID_ARGUMENT,
-                      argName(i) + " must be >= " + fmtReal(p.minScalar) +
-                          " (the kernel relies on it), got " +
-                          fmtReal(out.real[i]));
+          return fail(
+              KGEN_ERROR_INVALID_ARGUMENT,
+              argName(i) + " must be >= " + fmtReal(float(p.minScalar)) +
+                  " (the kernel relies on it), got " + fmtReal(out.real[i]));
       } else {
         if (p.dtype == KGEN_I32 && (a.i < INT32_MIN || a.i > INT32_MAX))
           return fail(KGEN_ERROR_INVALID_ARGUMENT,

@@ -6,6 +6,7 @@
 #include "runtime/LaunchPolicy.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <charconv>
 #include <climits>
 #include <cmath>
@@ -377,14 +378,10 @@ private:
       if (const Value *min = r.member(v, at, "min", /*required=*/false)) {
         if (p.dtype != KGEN_F32)
           return r.fail(at, "'min' is for f32 scalars, not " + dtype);
-        // The least f32 at or above it: the same launches.
-        float least =
-            min->kind == Value::Kind::Number ? float(min->number) : NAN;
-        if (least < min->number)
-          least = std::nextafter(least, INFINITY);
-        if (!std::isfinite(least))
+        if (min->kind != Value::Kind::Number ||
+            !(std::fabs(min->number) <= FLT_MAX))
           return r.fail(at, "'min' must be a number within the f32 range");
-        p.minScalar = least;
+        p.minScalar = min->number;
       }
       break;
     case KGEN_ARG_DIM:

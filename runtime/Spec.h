@@ -60,8 +60,8 @@ struct Param {
   // Dims only: the largest value a launch may pass (the kernel relies on it).
   int64_t maxDim = INT64_MAX;
   // f32 scalars only: the least value a launch may pass (the kernel relies
-  // on it).
-  float minScalar = -std::numeric_limits<float>::infinity();
+  // on it), compared with the value as the kernel gets it (an f32).
+  double minScalar = -std::numeric_limits<double>::infinity();
 };
 
 /// Whether `p` takes a row stride (kgen_arg.row_stride, a "stride" slot): rows
