@@ -696,20 +696,23 @@ static void declareParts(BuilderState &s, std::shared_ptr<BuilderState> sp,
   }
 }
 
-/// A heads part's pitch (0: none). One below the length would overlap heads:
-/// refused here when both are constants, at launch otherwise.
+/// A heads part's or a per-group output's pitch (0: none). One below the
+/// length would overlap heads: refused here when both are constants, at
+/// launch otherwise.
 static void checkPitch(BuilderState &s, const HeadsPart &p, const Len &length,
-                       const std::source_location &loc, const std::string &op) {
+                       const std::source_location &loc, const std::string &op,
+                       bool heads = true) {
   if (p.pitch == Len(0))
     return;
-  checkAtLeastOne(s, p.pitch, "head pitch", loc, op);
+  checkAtLeastOne(s, p.pitch, heads ? "head pitch" : "pitch", loc, op);
   // The spec and the runtime take N, a dim, or k * dim.
   if (!p.pitch.isConstant() &&
       (p.pitch.terms.size() != 1 || p.pitch.constant != 0))
     s.fail(loc, op,
-           fmt::format("part '{}' has the head pitch {}; a pitch is a "
-                       "constant, a dim or a multiple of one",
-                       p.name, s.lenStr(p.pitch)));
+           fmt::format("{} '{}' has the {} {}; a pitch is a constant, a dim or "
+                       "a multiple of one",
+                       heads ? "part" : "output", p.name,
+                       heads ? "head pitch" : "pitch", s.lenStr(p.pitch)));
   if (p.pitch.isConstant() && length.isConstant() &&
       p.pitch.constant < length.constant)
     s.fail(loc, op,
@@ -871,11 +874,12 @@ static int storedValue(BuilderState &s, const Operand &value,
   return id;
 }
 
-/// output(name, value) and, with `group`, output(name, value, Groups).
+/// output(name, value) and, with `group`, output(name, value, Groups[,
+/// pitch]).
 static Tensor outputOf(const std::shared_ptr<BuilderState> &state,
                        const std::string &name, const Operand &value,
                        std::optional<int64_t> group,
-                       const std::source_location &loc) {
+                       const std::source_location &loc, Len pitch = 0) {
   std::string op = fmt::format("output('{}')", name);
   BuilderState &s = stateOf({&value}, op);
   if (&s != state.get())
@@ -889,10 +893,12 @@ static Tensor outputOf(const std::shared_ptr<BuilderState> &state,
   Len length = group     ? groupCount(s, *group, loc, op)
                : n.isRow ? s.k.domain
                          : Len(1);
+  checkPitch(s, HeadsPart{name, length, pitch}, 1, loc, op, /*heads=*/false);
   Tensor t =
       declare(s, state, name, n.dtype, length,
               n.isRow ? Layout::Rows : Layout::RowScalar, false, loc, op);
   s.k.tensors[t.index].isWritten = true;
+  s.k.tensors[t.index].pitch = pitch;
   s.k.stores.push_back(
       Store{t.index, id, 0, 1, SourceLoc::from(loc), group.value_or(0)});
   return t;
@@ -941,6 +947,14 @@ Tensor Builder::output(const std::string &name, Operand value,
 Tensor Builder::output(const std::string &name, Operand value, Groups groups,
                        std::source_location loc) {
   return outputOf(state, name, value, groups.length, loc);
+}
+
+Tensor Builder::output(const std::string &name, Operand value, Groups groups,
+                       Len pitch, std::source_location loc) {
+  if (pitch == Len(0))
+    state->fail(loc, fmt::format("output('{}')", name),
+                "a pitch is at least 1; give no pitch for adjacent elements");
+  return outputOf(state, name, value, groups.length, loc, pitch);
 }
 
 void Builder::store(const Tensor &dst, Operand value,

@@ -198,6 +198,13 @@ public:
   /// as a group reduction's result.
   Tensor output(const std::string &name, Operand value, Groups groups,
                 std::source_location loc = std::source_location::current());
+  /// output(name, value, groups) whose element g lies g * pitch elements
+  /// after the row's first: `pitch` is a run-time dim (or a constant) >= 1.
+  /// Row stride 1 and pitch >= rows make it column-major (vLLM's transposed
+  /// group scales).
+  Tensor output(const std::string &name, Operand value, Groups groups,
+                Len pitch,
+                std::source_location loc = std::source_location::current());
   /// Writes `value` over the whole row of the input `dst` (in place). The
   /// row is read before it is written.
   void store(const Tensor &dst, Operand value,

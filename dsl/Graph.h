@@ -76,6 +76,10 @@ struct TensorDecl {
   bool isWritten = false;
   SourceLoc loc;
   RowMap map = {}; ///< Rows, RowScalar; Vector: partVectors() only.
+  /// Rows written by a group store only: element i of a row lies i * pitch
+  /// elements after its first (a run-time dim; 0: adjacent), so that the
+  /// row stride may be 1 and the pitch >= rows (column-major scales).
+  Len pitch = 0;
 };
 
 /// Whether a launch passes the tensor a row stride: rows tensors, and

@@ -252,6 +252,7 @@ struct Plan {
   int64_t domain = 0;
   std::vector<int64_t> rowLength; ///< By tensor.
   std::vector<int64_t> rowStride; ///< By tensor (Rows layout).
+  std::vector<int64_t> pitch;     ///< By tensor: its elements' step (1).
   std::vector<Map> maps;          ///< By tensor.
   std::vector<int64_t> viewStart; ///< By node (Load) / store.
   std::vector<int64_t> storeStart;
@@ -366,26 +367,37 @@ Plan check(const Kernel &k, const Bindings &b) {
     } else {
       e.subPitch = e.subLength;
     }
+    // A pitched per-group output: a row spans len * pitch elements.
+    int64_t pitch = decl.pitch == Len(0) ? 1 : decl.pitch.eval(b.dims);
+    if (pitch < 1 || (pitch > 1 && __builtin_mul_overflow(len, pitch, &span)))
+      bad(k, fmt::format("{} has {} elements {} apart; the pitch must be >= 1 "
+                         "and the row within int64",
+                         tensorName(k, (int)t), len, pitch));
     int64_t stride = span;
     // Per-head scalars (outputPerHead) may also interleave their tokens
-    // inside each head's run: T tokens `stride` apart within a pitch.
+    // inside each head's run: T tokens `stride` apart within a pitch; so
+    // may a pitched output's rows, within its pitch.
     bool perHead = decl.layout == Layout::RowScalar && hasRowStride(decl);
+    bool pitched = decl.pitch != Len(0);
     if (hasRowStride(decl) && h.rowStride > 0) {
       int64_t tokens = (b.rows + e.group - 1) / e.group, run = 0;
-      bool interleaved = perHead &&
+      bool interleaved = (perHead || pitched) &&
                          !__builtin_mul_overflow(h.rowStride, tokens, &run) &&
-                         run <= e.subPitch;
+                         run <= (perHead ? e.subPitch : pitch);
       if (h.rowStride < span && !interleaved)
         bad(k, fmt::format("{} has rowStride {} but its rows have {} "
                            "elements; the row stride must be >= the row "
                            "length (or <= 0 for contiguous){}",
                            tensorName(k, (int)t), h.rowStride, span,
-                           perHead ? ", or its tokens fit one head pitch "
-                                     "(rowStride * tokens <= pitch)"
-                                   : ""));
+                           perHead   ? ", or its tokens fit one head pitch "
+                                       "(rowStride * tokens <= pitch)"
+                           : pitched ? ", or its rows fit one pitch "
+                                       "(rowStride * rows <= pitch)"
+                                     : ""));
       stride = h.rowStride;
     }
     p.rowStride.push_back(stride);
+    p.pitch.push_back(pitch);
     auto validTensor = [&](int i) {
       return i >= -1 && i < (int)k.tensors.size();
     };
@@ -715,7 +727,8 @@ void interpret(const Kernel &k, const Bindings &b,
         for (size_t e = 0; e < v.size(); e += size_t(st.group))
           picked.push_back(v[e]);
         encodeRun(t.dtype, picked.data(), int64_t(picked.size()),
-                  addr(at.tensor, at.element + p.storeStart[s]), st.stride);
+                  addr(at.tensor, at.element + p.storeStart[s]),
+                  st.stride * p.pitch[st.tensor]);
         continue;
       }
       encodeRun(t.dtype, v.data(), int64_t(v.size()),

@@ -207,9 +207,11 @@ private:
     int64_t count = 1, length = rowLength, pitch = rowLength;
     if (p.padded) {
       // Heads padded inside a row: each pitch apart, a row count * pitch.
+      int64_t bytes = 0;
       if (!eval(p.headCount, out, count) || !eval(p.headLength, out, length) ||
           !eval(p.headPitch, out, pitch) ||
-          __builtin_mul_overflow(count, pitch, &rowLength))
+          __builtin_mul_overflow(count, pitch, &rowLength) ||
+          __builtin_mul_overflow(rowLength, elem, &bytes))
         return fail(KGEN_ERROR_INVALID_ARGUMENT,
                     argName(i) + " heads (" + p.headCount.text + " of " +
                         p.headPitch.text + " elements) overflow int64");
@@ -220,7 +222,7 @@ private:
                         std::to_string(length) + " long: heads would overlap");
     }
     int64_t stride = a.row_stride > 0 ? a.row_stride : rowLength;
-    if (p.padded && p.access == Param::Access::Scalars) {
+    if (p.padded && (p.access == Param::Access::Scalars || p.pitched)) {
       if (kgen_status st =
               checkHeadScalars(i, stride, count, length, pitch, out.rows))
         return st;
@@ -249,36 +251,41 @@ private:
   }
 
   /// Padded scalars: `rows` row programs are T = ceil(rows / count) tokens
-  /// by `count` heads, (t, h) at t * stride + h * pitch. They stay apart with
-  /// tokens a row apart (stride >= count * pitch) or inside each head's run
-  /// (stride * T <= pitch, vLLM's column-major scales).
+  /// by `count` heads, (t, h) at t * stride + h * pitch; a pitched tensor's
+  /// T = rows rows by `count` elements likewise. They stay apart with tokens
+  /// a row apart (stride >= count * pitch) or inside each head's run (stride
+  /// * T <= pitch, vLLM's column-major scales).
   kgen_status checkHeadScalars(size_t i, int64_t stride, int64_t count,
                                int64_t length, int64_t pitch, int64_t rows) {
     const Param &p = spec.params[i];
-    int64_t tokens = rows / count + (rows % count != 0);
+    int64_t tokens = p.pitched ? rows : rows / count + (rows % count != 0);
     int64_t run = 0, end = 0;
     bool rowsApart = stride >= count * pitch; // fits: bindTensor checked it
     bool inHeads = stride >= length &&
                    !__builtin_mul_overflow(stride, tokens, &run) &&
                    run <= pitch;
+    std::string token = p.pitched ? " rows" : " tokens";
+    std::string head = p.pitched ? " elements" : " heads";
     if (!rowsApart && !inHeads)
-      return fail(KGEN_ERROR_INVALID_ARGUMENT,
-                  argName(i) + " row_stride " + std::to_string(stride) +
-                      " and pitch " + std::to_string(pitch) + " (" +
-                      p.headPitch.text + ") for " + std::to_string(tokens) +
-                      " tokens of " + std::to_string(count) +
-                      " heads: rows would overlap (the layouts allowed: "
-                      "tokens a row apart, row_stride >= count * pitch = " +
-                      std::to_string(count * pitch) + " (" + p.span +
-                      "); or tokens inside each head, row_stride >= " +
-                      std::to_string(length) + " and row_stride * " +
-                      std::to_string(tokens) + " tokens <= pitch)");
+      return fail(
+          KGEN_ERROR_INVALID_ARGUMENT,
+          argName(i) + " row_stride " + std::to_string(stride) + " and pitch " +
+              std::to_string(pitch) + " (" + p.headPitch.text + ") for " +
+              std::to_string(tokens) + token + " of " + std::to_string(count) +
+              head + ": rows would overlap (the layouts allowed:" + token +
+              (p.pitched ? " apart" : " a row apart") +
+              ", row_stride >= count * pitch = " +
+              std::to_string(count * pitch) + " (" + p.span + "); or" + token +
+              (p.pitched ? " inside each pitch" : " inside each head") +
+              ", row_stride >= " + std::to_string(length) +
+              " and row_stride * " + std::to_string(tokens) + token +
+              " <= pitch)");
     // The kernel addresses these scalars, divides the rows and counts the
     // heads in 32 bits: they span fewer than 2^32 elements (16 GiB of f32),
     // which bounds the rows and the heads count too ((count - 1) * pitch +
     // length <= count * pitch, which fits).
     constexpr int64_t kMaxSpan = int64_t(1) << 32;
-    if (tokens > 0 &&
+    if (!p.pitched && tokens > 0 &&
         (__builtin_mul_overflow(tokens - 1, stride, &end) ||
          __builtin_add_overflow(end, (count - 1) * pitch + length, &end) ||
          end >= kMaxSpan))

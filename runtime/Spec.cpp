@@ -216,12 +216,13 @@ public:
       return r.fail("", "kgen_spec version 1 is no longer read (this runtime "
                         "reads 2, whose abi entries are typed objects): "
                         "re-emit it with this kgen");
-    // Version 3 adds heads padded inside a row (sub_rows.pitch), which a
-    // runtime must check: older ones refuse it rather than ignore it.
-    if (version != 2 && version != 3)
+    // Version 3 adds heads padded inside a row (sub_rows.pitch) and 4 a
+    // tensor's elements a pitch apart ("pitch"), which a runtime must check:
+    // older ones refuse them rather than ignore them.
+    if (version < 2 || version > 4)
       return r.fail("", "unsupported kgen_spec version " +
                             std::to_string(version) +
-                            " (this runtime reads 2 and 3)");
+                            " (this runtime reads 2 to 4)");
     spec.version = int(version);
     if (!r.getString(root, "", "op", spec.op) ||
         !r.getString(root, "", "dtype", spec.dtype) ||
@@ -293,7 +294,8 @@ private:
       std::string path = "params[" + std::to_string(i) + "] ('" + p.name + "')";
       if (!parseRowLength(*params->array[i].find("row_length"), path,
                           p.rowLength) ||
-          !parsePadding(params->array[i], path, p))
+          !parsePadding(params->array[i], path, p) ||
+          !parsePitch(params->array[i], path, p))
         return false;
       if (!p.padded)
         p.span = p.rowLength.text;
@@ -326,6 +328,26 @@ private:
         !parseRowLength(*pitch, at, p.headPitch, "pitch"))
       return false;
     p.span = p.headCount.text + "*" + p.headPitch.text;
+    return true;
+  }
+
+  /// A rows tensor's "pitch": its elements that far apart, each row
+  /// row_length runs of one element for the launch's checks.
+  bool parsePitch(const Value &v, const std::string &path, Param &p) {
+    const Value *pitch = v.find("pitch");
+    if (!pitch)
+      return true;
+    if (spec.version < 4)
+      return r.fail(path, "'pitch' needs kgen_spec 4 (this spec says " +
+                              std::to_string(spec.version) + ")");
+    if (p.padded || p.access != Param::Access::Rows)
+      return r.fail(path, "'pitch' is for a rows tensor without sub_rows");
+    if (!parseRowLength(*pitch, path, p.headPitch, "pitch"))
+      return false;
+    p.padded = p.pitched = true;
+    p.headCount = p.rowLength;
+    p.headLength = RowLength{1, -1, "1"};
+    p.span = p.rowLength.text + "*" + p.headPitch.text;
     return true;
   }
 

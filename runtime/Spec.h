@@ -55,6 +55,9 @@ struct Param {
   /// `span` ("q_heads*q_head_stride"); else `span` is the row length's text.
   bool padded = false;
   RowLength headCount, headLength, headPitch;
+  /// Elements a pitch apart ("pitch", kgen_spec 4; per-group scales): padded
+  /// with the row length's heads of one element each, rows for tokens.
+  bool pitched = false;
   std::string span;
   bool writes = false;
   // Dims only: the largest value a launch may pass (the kernel relies on it).

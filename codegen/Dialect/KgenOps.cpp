@@ -143,6 +143,8 @@ LogicalResult StoreOp::verify() {
       return emitOpError("rows of ")
              << row.getDimSize(0) << " elements are not a whole number of "
              << "groups of " << *g;
+  } else if (getPitch()) {
+    return emitOpError("only a group store takes a pitch");
   }
   return verifyAccess(*this, getDest().getType(), getValue().getType(),
                       getStart(), getStride(), getVectorWidth());

@@ -92,22 +92,26 @@ def Kgen_LoadOp : Kgen_Op<"load", [MemoryEffects<[MemRead]>]> {
   let hasVerifier = 1;
 }
 
-def Kgen_StoreOp : Kgen_Op<"store", [MemoryEffects<[MemWrite]>]> {
+def Kgen_StoreOp : Kgen_Op<"store", [MemoryEffects<[MemWrite]>,
+                                      AttrSizedOperandSegments]> {
   let summary = "Writes a row value into a strided view of the current row";
   let description = [{
     The converse of `kgen.load`: element i of `value` goes to element
     `start + i * stride` of row r of `dest`; a scalar value goes to element r
     of a `!kgen.scalars` tensor. With `group` G, element i * G of `value`
     goes there instead: one element per run of G (a per-group output, such
-    as a `kgen.group_reduce` result), row lengths a multiple of G.
+    as a `kgen.group_reduce` result), row lengths a multiple of G. A group
+    store's `pitch` spaces those elements `pitch` apart (column-major
+    scales, with a row stride of 1).
   }];
   let arguments = (ins AnyType:$value, Kgen_AnyTensorArg:$dest,
-                       Optional<Index>:$start,
+                       Optional<Index>:$start, Optional<Index>:$pitch,
                        DefaultValuedAttr<I64Attr, "1">:$stride,
                        OptionalAttr<I64Attr>:$vector_width,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$group);
   let assemblyFormat = [{
-    $value `,` $dest (`[` $start^ `]`)? attr-dict `:` type($value) `,` type($dest)
+    $value `,` $dest (`[` $start^ `]`)? (`pitch` $pitch^)? attr-dict `:`
+    type($value) `,` type($dest)
   }];
   let hasVerifier = 1;
 }

@@ -469,8 +469,9 @@ KernelOp Importer::run(const std::map<std::string, int64_t> &staticDims,
     const dsl::TensorDecl &t = k.tensors[s.tensor];
     Value start =
         t.layout == dsl::Layout::RowScalar ? Value() : lenValue(s.start);
-    StoreOp::create(b, loc, values[s.value], source(s.tensor), start, s.stride,
-                    IntegerAttr(),
+    Value pitch = t.pitch == dsl::Len(0) ? Value() : lenValue(t.pitch);
+    StoreOp::create(b, loc, values[s.value], source(s.tensor), start, pitch,
+                    s.stride, IntegerAttr(),
                     s.group ? b.getI64IntegerAttr(s.group) : IntegerAttr());
   }
   ReturnOp::create(b, loc);

@@ -102,6 +102,9 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
       }
       p["row_map"] = std::move(map);
     }
+    // A pitched per-group output: the runtime checks its layout by it.
+    if (t.pitch != Len(0))
+      p["pitch"] = lenJson(t.pitch);
     params.push_back(std::move(p));
   }
   for (const ParamDecl &p : k.params) {
@@ -200,11 +203,16 @@ std::string writeSpec(const Kernel &k, const KernelInfo &info,
     variant["launch"] = json::Object{{"rule", launchRuleName(variant)}};
     variants.push_back(std::move(variant));
   }
-  // Version 3: a part's heads padded inside a row (sub_rows.pitch), which
-  // older runtimes would not check; every other spec stays version 2.
+  // Version 3: a part's heads padded inside a row (sub_rows.pitch); version
+  // 4: a tensor's elements a pitch apart. Older runtimes would not check
+  // them; every other spec stays version 2.
   bool padded = llvm::any_of(
       k.tensors, [](const TensorDecl &t) { return t.map.subPitch != Len(0); });
-  json::Object spec{{"kgen_spec", padded ? 3 : 2},
+  bool pitched = llvm::any_of(
+      k.tensors, [](const TensorDecl &t) { return t.pitch != Len(0); });
+  json::Object spec{{"kgen_spec", pitched  ? 4
+                                  : padded ? 3
+                                           : 2},
                     {"op", info.op},
                     {"dtype", info.dtype},
                     {"arch", opts.arch},

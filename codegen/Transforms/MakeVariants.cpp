@@ -83,6 +83,15 @@ void relaxDivisibility(KernelOp k, int64_t divisor) {
   }
 }
 
+/// Whether `arg` is written by group stores only (per-group scales): those
+/// move one element at a time, so any element of a buffer will do.
+bool onlyGroupStores(Value arg) {
+  return !arg.use_empty() && llvm::all_of(arg.getUsers(), [](Operation *u) {
+    auto st = dyn_cast<StoreOp>(u);
+    return st && st.getGroup();
+  });
+}
+
 /// Annotates `k` with the assumptions of a variant: `align` bytes for every
 /// tensor in memory (0 = element alignment only) and `divisor` for each
 /// dynamic dim that places accesses. A bounded dim (rope's rotary pairs)
@@ -99,10 +108,13 @@ void assume(KernelOp k, int64_t align, int64_t divisor,
     boundedDivisor = chunk;
   for (auto [i, t] : llvm::enumerate(k.getArgumentTypes())) {
     if (Type e = getTensorElementType(t)) {
-      // Scalars tensors move one element at a time: a per-row scale at any
-      // element (a slice of a larger buffer) keeps the vector variant.
+      // Scalars tensors and per-group outputs move one element at a time: a
+      // scale at any element (a slice of a larger buffer) keeps the vector
+      // variant.
       int64_t bytes = (e.getIntOrFloatBitWidth() + 7) / 8;
-      int64_t a = isa<ScalarsType>(t) ? bytes : std::max(align, bytes);
+      bool single =
+          isa<ScalarsType>(t) || onlyGroupStores(k.getBody().getArgument(i));
+      int64_t a = single ? bytes : std::max(align, bytes);
       k.setArgAttr(i, kAlignAttr, b.getI64IntegerAttr(a));
     } else if (isa<IndexType>(t)) {
       Value arg = k.getBody().getArgument(i);

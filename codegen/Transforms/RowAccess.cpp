@@ -204,7 +204,8 @@ void RowLowering::storeChunk(StoreOp op, Value v, Chunk &c) {
   b.setInsertionPoint(valid.thenBlock()->getTerminator());
   if (std::optional<int64_t> group = op.getGroup()) {
     // One element a group, from the chunk that starts it (groups are whole
-    // chunks, checkGroupLanes): element 0 to element e0 / group.
+    // chunks, checkGroupLanes): element 0 to element e0 / group, times the
+    // pitch where the store has one.
     Value first = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::eq,
         arith::RemUIOp::create(b, loc, c.e0, cIndex(*group)), cIndex(0));
@@ -212,9 +213,10 @@ void RowLowering::storeChunk(StoreOp op, Value v, Chunk &c) {
       first = arith::AndIOp::create(b, loc, first, c.fullCond);
     auto starts = scf::IfOp::create(b, loc, TypeRange{}, first, false);
     b.setInsertionPoint(starts.thenBlock()->getTerminator());
-    Value off =
-        elementOffset(*this, start, 1,
-                      arith::DivUIOp::create(b, loc, c.e0, cIndex(*group)), 0);
+    Value g = arith::DivUIOp::create(b, loc, c.e0, cIndex(*group));
+    if (Value pitch = op.getPitch())
+      g = arith::MulIOp::create(b, loc, g, map.lookup(pitch));
+    Value off = elementOffset(*this, start, 1, g, 0);
     LLVM::StoreOp::create(b, loc, vector::ExtractOp::create(b, loc, v, 0),
                           gep(ptr, off, elem), bytesOf(elem));
     return;

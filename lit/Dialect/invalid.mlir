@@ -883,3 +883,18 @@ kgen.kernel @group_mean(%x: !kgen.rows<f32> {kgen.name = "x"})
   kgen.store %t, %x[%c0] : tensor<128xf32>, !kgen.rows<f32>
   kgen.return
 }
+
+// -----
+
+kgen.kernel @pitch_without_group(%x: !kgen.rows<f32> {kgen.name = "x"},
+                                 %y: !kgen.rows<f32> {kgen.name = "y"},
+                                 %p: index {kgen.name = "p"})
+    attributes {dims = {n = 16 : i64}} {
+  %n = arith.constant 16 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] : !kgen.rows<f32> -> tensor<16xf32>
+  // expected-error@+1 {{'kgen.store' op only a group store takes a pitch}}
+  kgen.store %v, %y[%c0] pitch %p : tensor<16xf32>, !kgen.rows<f32>
+  kgen.return
+}

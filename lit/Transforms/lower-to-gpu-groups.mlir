@@ -43,3 +43,28 @@ kgen.kernel @group_amax(%x: !kgen.rows<bf16> {kgen.align = 16 : i64, kgen.name =
   kgen.store %top, %s[%c0] {group = 128 : i64} : tensor<4096xf32>, !kgen.rows<f32>
   kgen.return
 }
+
+// -----
+
+// A group store with a pitch (vLLM's transposed scales) writes group e0 /
+// group at that many pitches from the row's first element.
+
+// CHECK-LABEL: gpu.func @group_pitch(
+// CHECK: %[[G:.*]] = arith.constant 128 : index
+// CHECK: %[[I:.*]] = arith.divui %{{.*}}, %[[G]]
+// CHECK: %[[P:.*]] = arith.muli %[[I]], %{{.*}} : index
+// CHECK: arith.addi %[[P]], %{{.*}} : index
+// CHECK: llvm.store {{.*}} : f32, !llvm.ptr<1>
+kgen.kernel @group_pitch(%x: !kgen.rows<f32> {kgen.align = 16 : i64, kgen.name = "x"},
+                         %s: !kgen.rows<f32> {kgen.align = 4 : i64, kgen.name = "s"},
+                         %p: index {kgen.name = "p"})
+    attributes {dims = {n = 4096 : i64}, schedule = #kgen.schedule<vector = 4, threadsPerRow = 256, rowsPerBlock = 1, chunks = 4, reread = false>} {
+  %n = arith.constant 4096 : index
+  kgen.domain %n
+  %c0 = arith.constant 0 : index
+  %v = kgen.load %x[%c0] {vector_width = 4 : i64} : !kgen.rows<f32> -> tensor<4096xf32>
+  %a = math.absf %v : tensor<4096xf32>
+  %top = kgen.group_reduce max %a group 128 : tensor<4096xf32>
+  kgen.store %top, %s[%c0] pitch %p {group = 128 : i64} : tensor<4096xf32>, !kgen.rows<f32>
+  kgen.return
+}

@@ -330,6 +330,63 @@ TEST(RowMapBuilder, PerHeadScalarsNeedAHeadsViewAndAScalar) {
   EXPECT_EQ(s.name(), "s");
 }
 
+/// Group maxima of a row of 2 groups of 2, written [T, 2] with the groups p
+/// apart: row-major (stride 2, pitch 1), padded (stride 5, pitch 2) and
+/// transposed (stride 1, pitch 4 >= T = 3). Overlapping layouts are binding
+/// errors.
+TEST(RowMapInterpreter, PitchedGroupOutput) {
+  Builder b("pg");
+  Len g = b.dim("g");
+  Tensor x = b.input("x", DType::F32, g * 2);
+  b.output("s", amax(x, Groups{2}), Groups{2}, b.dim("p"));
+  Kernel k = b.build();
+  ASSERT_EQ(k.tensors[1].pitch, Len::dim(1));
+
+  std::vector<float> xv = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  auto run = [&](int64_t pitch, int64_t stride, size_t size) {
+    std::vector<float> s(size, -1);
+    Bindings bind;
+    bind.dims = {2, pitch};
+    bind.rows = 3;
+    bind.tensors = {host(xv), host(s, stride)};
+    interpret(k, bind);
+    return s;
+  };
+  EXPECT_EQ(run(1, 0, 6), (std::vector<float>{2, 4, 6, 8, 10, 12}));
+  EXPECT_EQ(run(2, 5, 14), (std::vector<float>{2, -1, 4, -1, -1, 6, -1, 8,
+                                               -1, -1, 10, -1, 12, -1}));
+  EXPECT_EQ(run(4, 1, 8), (std::vector<float>{2, 6, 10, -1, 4, 8, 12, -1}));
+  EXPECT_THAT([&] { run(2, 1, 8); },
+              ThrowsMessage<std::invalid_argument>(HasSubstr(
+                  "has rowStride 1 but its rows have 4 elements; the row "
+                  "stride must be >= the row length (or <= 0 for "
+                  "contiguous), or its rows fit one pitch")));
+  EXPECT_THAT([&] { run(2, 3, 12); },
+              ThrowsMessage<std::invalid_argument>(
+                  HasSubstr("has rowStride 3 but its rows have 4")));
+}
+
+TEST(RowMapBuilder, APitchIsADimOrAConstantOfAtLeastOne) {
+  Builder b("pg");
+  Len g = b.dim("g");
+  Tensor x = b.input("x", DType::F32, g * 2);
+  int line = __LINE__ + 1;
+  std::string e = userError([&] { b.output("s", amax(x, Groups{2}), Groups{2}, 0); });
+  EXPECT_THAT(e, StartsWith(at(line)));
+  EXPECT_THAT(e, HasSubstr("output('s'): a pitch is at least 1"));
+  EXPECT_THAT(userError([&] {
+                b.output("s", amax(x, Groups{2}), Groups{2}, g + 1);
+              }),
+              HasSubstr("output 's' has the pitch g+1; a pitch is a "
+                        "constant, a dim or a multiple of one"));
+  EXPECT_THAT(userError([&] {
+                b.output("s", amax(x, Groups{2}), Groups{2}, g - 1);
+              }),
+              HasSubstr("the pitch g-1 may be below 1"));
+  Tensor s = b.output("s", amax(x, Groups{2}), Groups{2}, 3); // name is free
+  EXPECT_EQ(s.name(), "s");
+}
+
 TEST(RowMapInterpreter, NegativeIndicesReadNaN) {
   Builder b("g");
   Tensor pos = b.perRow("pos", DType::I32);

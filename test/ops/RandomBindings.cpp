@@ -46,11 +46,15 @@ RandomBindings bindRandom(const OpDef &op, const Kernel &k,
                      : d == op.mainDim     ? mainLength
                                            : 8);
   }
-  // A head pitch that is a dim of its own: dense heads, as long as a head.
-  for (const TensorDecl &t : k.tensors) {
-    const Len &p = t.map.subPitch;
+  // A head pitch that is a dim of its own: dense heads, as long as a head;
+  // an element pitch likewise: 1.
+  auto dense = [&](const Len &p, int64_t value) {
     if (p.constant == 0 && p.terms.size() == 1 && p.terms.begin()->second == 1)
-      b.dims[p.terms.begin()->first] = t.map.subLength.eval(b.dims);
+      b.dims[p.terms.begin()->first] = value;
+  };
+  for (const TensorDecl &t : k.tensors) {
+    dense(t.map.subPitch, t.map.subLength.eval(b.dims));
+    dense(t.pitch, 1);
   }
   b.rows = rows;
   std::mt19937_64 rng(seed);

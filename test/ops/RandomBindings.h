@@ -28,9 +28,10 @@ struct RandomBindings {
 };
 
 /// Dims: `mainLength` for the op's main dim (unless `fixedDims` has it), a
-/// head's length for a head pitch, 8 for every other. Params take the op's
-/// scalars. A share `special` (0 to 1) of the float values are NaN, Inf, +-0,
-/// subnormal or near the dtype's range; the rest are uniform in [-3, 3).
+/// head's length for a head pitch, 1 for an element pitch, 8 for every
+/// other. Params take the op's scalars. A share `special` (0 to 1) of the
+/// float values are NaN, Inf, +-0, subnormal or near the dtype's range; the
+/// rest are uniform in [-3, 3).
 RandomBindings bindRandom(const OpDef &op, const Kernel &k,
                           const std::map<std::string, int64_t> &fixedDims,
                           int64_t mainLength, int64_t rows, uint64_t seed,

@@ -427,12 +427,32 @@ const char *const PaddedScalarsSpec = R"({
 })";
 const char *const PaddedScalarsPtx = ".visible .entry quant() { ret; }";
 
+// The same kernel's scales as a pitched rows tensor (kgen_spec 4): rows of
+// g elements p apart, each row program one row (per-group scales).
+const char *const PitchedRowsSpec = R"({
+  "kgen_spec": 4, "op": "quant", "dtype": "f32", "arch": "sm_90", "hash": "1",
+  "dims": {},
+  "params": [
+    {"name": "scale", "kind": "tensor", "dtype": "f32", "access": "rows",
+     "row_length": "g", "pitch": "p", "writes": true},
+    {"name": "g", "kind": "dim", "dtype": "i64"},
+    {"name": "p", "kind": "dim", "dtype": "i64"}
+  ],
+  "variants": [{"entry": "quant", "block": 32, "tensor_align": {"scale": 4},
+                "abi": [{"slot": "ptr", "param": "scale", "type": "u64"},
+                        {"slot": "stride", "param": "scale", "type": "i64"},
+                        {"slot": "dim", "param": "p", "type": "i64"},
+                        {"slot": "rows", "type": "i64"}]}]
+})";
+
 class ArgsPaddedScalars : public ::testing::Test {
 protected:
-  void SetUp() override {
+  void SetUp() override { load(PaddedScalarsSpec); }
+
+  void load(const char *text) {
     std::string err;
-    ASSERT_TRUE(kgen::rt::parseSpec(PaddedScalarsSpec, spec, err)) << err;
-    ASSERT_EQ(kernel.create(PaddedScalarsPtx, PaddedScalarsSpec), KGEN_OK)
+    ASSERT_TRUE(kgen::rt::parseSpec(text, spec, err)) << err;
+    ASSERT_EQ(kernel.create(PaddedScalarsPtx, text), KGEN_OK)
         << kgen::rt::lastError();
   }
 
@@ -556,7 +576,7 @@ TEST_F(ArgsPaddedScalars, TheScalarsSpanFewerThan2To32Elements) {
   EXPECT_EQ(bind(1, 1, int64_t(1) << 62, 16), -1);
   EXPECT_THAT(err, HasSubstr("span 2^32 elements or more"));
   EXPECT_EQ(bind(int64_t(1) << 21, int64_t(1) << 41, 1, int64_t(1) << 21), -1);
-  EXPECT_THAT(err, HasSubstr("span 2^32 elements or more"));
+  EXPECT_THAT(err, HasSubstr("heads (g of p elements) overflow int64"));
 }
 
 TEST_F(ArgsPaddedScalars, TensorAlignLeavesTheRowStrideFree) {
@@ -576,6 +596,52 @@ TEST_F(ArgsPaddedScalars, TensorAlignLeavesTheRowStrideFree) {
   EXPECT_EQ(kernel.selectVariant(args, 32, variant), KGEN_ERROR_MISALIGNED);
   EXPECT_THAT(kgen::rt::lastError(),
               HasSubstr("'scale' pointer 0x1004 is not 16-byte aligned"));
+}
+
+class ArgsPitchedRows : public ArgsPaddedScalars {
+protected:
+  void SetUp() override { load(PitchedRowsSpec); }
+};
+
+TEST_F(ArgsPitchedRows, TakesRowMajorAndTransposedLayouts) {
+  // 8 rows of 4 groups, row-major: row_stride 0 means [8, 4].
+  EXPECT_EQ(bind(4, 1, 0, 8), 4) << err;
+  EXPECT_EQ(bind(4, 1, 6, 8), 6) << err;
+  // vLLM's transposed scales: a [4, P] buffer holding each group's 8 rows.
+  EXPECT_EQ(bind(4, 8, 1, 8), 1) << err;
+  EXPECT_EQ(bind(4, 12, 1, 8), 1) << err;
+  // Addressed in 64 bits: no 2^32 bound, unlike per-head scalars.
+  EXPECT_EQ(bind(4, 1, int64_t(1) << 40, 8), int64_t(1) << 40) << err;
+}
+
+TEST_F(ArgsPitchedRows, OverlappingLayoutsAreRefused) {
+  EXPECT_EQ(bind(4, 7, 1, 8), -1);
+  EXPECT_EQ(status, KGEN_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(err, HasSubstr("argument 'scale' (#0) row_stride 1 and pitch 7 "
+                             "(p) for 8 rows of 4 elements: rows would "
+                             "overlap (the layouts allowed: rows apart, "
+                             "row_stride >= count * pitch = 28 (g*p); or rows "
+                             "inside each pitch, row_stride >= 1 and "
+                             "row_stride * 8 rows <= pitch)"));
+  EXPECT_EQ(bind(4, 2, 7, 8), -1); // rows of 4 elements 2 apart span 8
+  EXPECT_THAT(err, HasSubstr("row_stride >= count * pitch = 8 (g*p)"));
+}
+
+TEST(ArgsPitchedSpec, RefusesAPitchItCannotCheck) {
+  kgen::rt::Spec spec;
+  std::string err;
+  EXPECT_FALSE(kgen::rt::parseSpec(
+      replaced(PitchedRowsSpec, R"("kgen_spec": 4)", R"("kgen_spec": 3)"), spec,
+      err));
+  EXPECT_THAT(err, HasSubstr("'pitch' needs kgen_spec 4 (this spec says 3)"));
+  EXPECT_FALSE(kgen::rt::parseSpec(
+      replaced(PitchedRowsSpec, R"("access": "rows")", R"("access": "vector")"),
+      spec, err));
+  EXPECT_THAT(err, HasSubstr("'pitch' is for a rows tensor without sub_rows"));
+  EXPECT_FALSE(kgen::rt::parseSpec(
+      replaced(PitchedRowsSpec, R"("pitch": "p")", R"("pitch": "-2")"), spec,
+      err));
+  EXPECT_THAT(err, HasSubstr("pitch '-2'"));
 }
 
 TEST(ArgsStrict, PacksTheAbi) {

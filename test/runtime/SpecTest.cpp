@@ -280,8 +280,8 @@ TEST(KernelCreate, RejectsBadValues) {
   expectInvalid(
       replaced(RmsnormSpec, "\"dtype\": \"f32\"", "\"dtype\": \"bf16\""),
       "only f32, i32 and i64 scalars");
-  expectInvalid(replaced(RmsnormSpec, "\"kgen_spec\": 2", "\"kgen_spec\": 4"),
-                "unsupported kgen_spec version 4 (this runtime reads 2 and 3)");
+  expectInvalid(replaced(RmsnormSpec, "\"kgen_spec\": 2", "\"kgen_spec\": 5"),
+                "unsupported kgen_spec version 5 (this runtime reads 2 to 4)");
   // Version 1's abi was untyped strings: such a spec must be re-emitted.
   expectInvalid(replaced(RmsnormSpec, "\"kgen_spec\": 2", "\"kgen_spec\": 1"),
                 "kgen_spec version 1 is no longer read (this runtime reads 2, "

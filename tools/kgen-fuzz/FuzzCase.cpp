@@ -73,7 +73,8 @@ bool isPrime(int64_t n) {
 
 /// A dim of `role`: one, powers of two and odd counts of heads; groups of
 /// one to 4096 row programs; tables of one row to 65536; heads dense or
-/// padded by up to 64 elements; rows of one to 512 groups.
+/// padded by up to 64 elements; rows of one to 512 groups; elements dense
+/// or up to 8 apart.
 int64_t drawDim(std::mt19937_64 &rng, const DimDraw &d, int64_t length) {
   auto pick = [&](int64_t n) { return int64_t(rng() % uint64_t(n)); };
   int64_t r = pick(8);
@@ -86,6 +87,8 @@ int64_t drawDim(std::mt19937_64 &rng, const DimDraw &d, int64_t length) {
     return r < 1 ? 1 : r < 2 ? 2 + pick(15) : logUniform(rng, 16, 65536);
   case DimRole::Pitch:
     return length + (r < 3 ? 0 : r < 6 ? 8 * (1 + pick(8)) : 1 + pick(64));
+  case DimRole::ElementPitch:
+    return r < 4 ? 1 : 1 + pick(8);
   case DimRole::Span:
     return r < 1 ? 1 : r < 4 ? 1 + pick(16) : logUniform(rng, 1, 512);
   case DimRole::Bounded: { // the bound, a multiple of 8 below it, or any
@@ -113,7 +116,8 @@ void fitBytes(FuzzCase &c, const OpOffer &offer, int64_t maxBytes,
     int64_t *most = nullptr;
     for (const DimDraw &d : offer.dims)
       if ((d.role == DimRole::Table) == table && d.role != DimRole::Pitch &&
-          c.dims[d.name] > 1 && (!most || c.dims[d.name] > *most))
+          d.role != DimRole::ElementPitch && c.dims[d.name] > 1 &&
+          (!most || c.dims[d.name] > *most))
         most = &c.dims[d.name];
     if (most)
       *most /= 2;

@@ -43,12 +43,13 @@ const char *positionsName(Positions p);
 
 /// What a dim besides the row length counts, read from the row maps.
 enum class DimRole {
-  Heads,   ///< sub-rows of a heads() part (q_heads)
-  Group,   ///< row programs sharing a tensor row (tokens_per_batch)
-  Table,   ///< rows of a gathered table (max_pos)
-  Bounded, ///< a dim with an upper bound (rope's rotary_pairs)
-  Pitch,   ///< elements between a heads() part's sub-rows (q_head_stride)
-  Span,    ///< a factor of the row length (groups of a row's group scales)
+  Heads,        ///< sub-rows of a heads() part (q_heads)
+  Group,        ///< row programs sharing a tensor row (tokens_per_batch)
+  Table,        ///< rows of a gathered table (max_pos)
+  Bounded,      ///< a dim with an upper bound (rope's rotary_pairs)
+  Pitch,        ///< elements between a heads() part's sub-rows (q_head_stride)
+  Span,         ///< a factor of the row length (groups of a row's group scales)
+  ElementPitch, ///< elements between a tensor's elements (scale_group_stride)
 };
 
 /// A dim the case draws besides the row length.

@@ -42,6 +42,17 @@ std::vector<char> storedElements(const Kernel &k, size_t t,
   return row;
 }
 
+/// Elements 0, pitch, 2 * pitch... of a row spanning `span`; empty (all)
+/// for pitch 1.
+std::vector<char> elementsApart(int64_t span, int64_t pitch) {
+  if (pitch == 1)
+    return {};
+  std::vector<char> row(size_t(span), 0);
+  for (int64_t i = 0; i < span; i += pitch)
+    row[size_t(i)] = 1;
+  return row;
+}
+
 } // namespace
 
 bool dimRoles(const Kernel &k, const std::string &mainDim, int64_t length,
@@ -59,6 +70,8 @@ bool dimRoles(const Kernel &k, const std::string &mainDim, int64_t length,
     mark(td.map.tableRows, DimRole::Table);
   for (const TensorDecl &td : k.tensors)
     mark(td.map.subPitch, DimRole::Pitch);
+  for (const TensorDecl &td : k.tensors)
+    mark(td.pitch, DimRole::ElementPitch);
   mark(k.domain, DimRole::Span);
   out.clear();
   for (size_t d = 0; d < k.dims.size(); ++d) {
@@ -140,10 +153,15 @@ bool shapeCase(const Kernel &k, const OpDef &op, const FuzzCase &c, Shape &s,
       p.elem = sizeInBytes(td.dtype);
       p.rowLength =
           td.layout == Layout::RowScalar ? 1 : td.rowLength.eval(s.dims);
-      // Padded heads: a row spans count * pitch.
+      // Padded heads: a row spans count * pitch; a pitched tensor's
+      // elements likewise length * pitch.
       if (td.map.subPitch != Len(0) &&
           !mul(td.map.subCount.eval(s.dims), td.map.subPitch.eval(s.dims),
                p.rowLength))
+        throw LenOverflow("pitch");
+      int64_t step = td.pitch != Len(0) ? td.pitch.eval(s.dims) : 1;
+      int64_t length = p.rowLength;
+      if (step > 1 && !mul(length, step, p.rowLength))
         throw LenOverflow("pitch");
       p.inPlace = td.isInput && td.isWritten;
       if (td.layout != Layout::Vector && td.map.gather < 0)
@@ -173,7 +191,9 @@ bool shapeCase(const Kernel &k, const OpDef &op, const FuzzCase &c, Shape &s,
             p.group ? s.launchRows / p.group : td.map.tableRows.eval(s.dims);
         p.stride = hasRowStride(td) ? p.rowLength + c.pad : 1;
       }
-      if (td.isWritten)
+      if (td.isWritten && td.pitch != Len(0)) // every element, pitch apart
+        p.stored = elementsApart(p.rowLength, td.pitch.eval(s.dims));
+      else if (td.isWritten)
         p.stored = storedElements(
             k, t, s.dims, p.rowLength,
             td.map.subPitch != Len(0) ? td.map.subPitch.eval(s.dims) : 0);
