@@ -74,8 +74,8 @@ std::vector<double> hostCost(const Tensor &x, const Tensor &w, int64_t iters) {
   auto rmsnorm = dispatcher.findSchemaOrThrow("kgen::rmsnorm", "")
                      .typed<Tensor(const Tensor &, const Tensor &, double)>();
   auto fused = dispatcher.findSchemaOrThrow("kgen::fused_add_rmsnorm", "")
-                   .typed<void(const Tensor &, const Tensor &, const Tensor &,
-                               double)>();
+                   .typed<void(const Tensor &, const Tensor &,
+                               const std::optional<Tensor> &, double)>();
   Tensor y = at::empty_like(x), r = at::zeros_like(x);
   return {microsPerCall(iters, [&] { rmsnorm.call(x, w, 1e-6); }),
           bareLaunch("rmsnorm", x, {{"x", x}, {"weight", w}, {"y", y}}, iters),
