@@ -64,15 +64,21 @@ inline void storeInt8(Builder &b, const Expr &y, bool dynamicScale) {
 /// rms_norm_per_block_quant): min(amax|y|, bound) / qmax, at least the
 /// least scale storeFp8 or storeInt8 takes, applied and converted as they
 /// apply it (fp8 divides, int8 multiplies by the f32 reciprocal); the
-/// [rows, groups] output "scale" holds the scales.
+/// [rows, groups] output "scale" holds the scales, row-major or, with
+/// `transposed`, its groups "scale_group_stride" apart (vLLM's transposed
+/// scales: row stride 1, pitch >= rows). Row-major is a form of its own, so
+/// that it pays no multiply by a pitch.
 inline void storeGroupQuant(Builder &b, const Expr &y, int64_t group, Quant8 to,
-                            std::optional<Expr> bound = std::nullopt) {
+                            std::optional<Expr> bound, bool transposed) {
   Groups g{group};
   Expr top = bound ? min(amax(abs(y), g), *bound) : amax(abs(y), g);
   Expr scale = max(top / quantMax(to), leastScale(to));
   b.output("y", to == Quant8::I8 ? round(y * (1.0 / scale)).to(DType::I8)
                                  : (y / scale).to(DType::F8E4M3));
-  b.output("scale", scale, g);
+  if (transposed)
+    b.output("scale", scale, g, b.dim("scale_group_stride"));
+  else
+    b.output("scale", scale, g);
 }
 
 inline const char *quantSuffix(Quant8 q) {

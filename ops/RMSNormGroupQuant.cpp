@@ -9,11 +9,12 @@ namespace kgen::ops {
 // per group of `group` elements of a row (ops/Quant.h's storeGroupQuant).
 // With a residual, residual <- x + residual in place and the f32 sum is
 // normalised, as vLLM's kernel does. fp8 scales are bounded by scale_ub.
-// The rows are `groups` groups long; the scales are [T, groups].
+// The rows are `groups` groups long; the scales are [T, groups], row-major
+// or, in the _transposed forms, vLLM's is_scale_transposed layout.
 static Kernel rmsnormGroupQuant(DType dt, int64_t group, bool residual,
-                                Quant8 to) {
+                                Quant8 to, bool transposed) {
   Builder b(std::string(residual ? "fused_add_" : "") + "rmsnorm_quant" +
-            quantSuffix(to) + "_group");
+            quantSuffix(to) + "_group" + (transposed ? "_transposed" : ""));
   Len hidden = b.dim("groups") * group;
   Tensor x = b.input("x", dt, hidden);
   Expr sum = x.to(DType::F32);
@@ -28,7 +29,8 @@ static Kernel rmsnormGroupQuant(DType dt, int64_t group, bool residual,
   storeGroupQuant(b, y, group, to,
                   to == Quant8::I8
                       ? std::nullopt
-                      : std::optional(b.scalar("scale_ub", DType::F32)));
+                      : std::optional(b.scalar("scale_ub", DType::F32)),
+                  transposed);
   return b.build();
 }
 
@@ -41,7 +43,7 @@ KGEN_REGISTER_OP(rmsnorm_quant_group)
     .scalar("eps", 1e-6)
     .scalar("scale_ub", 1000.0)
     .kernelForLength([](DType dt, int64_t group) {
-      return rmsnormGroupQuant(dt, group, false, Quant8::F8E4M3);
+      return rmsnormGroupQuant(dt, group, false, Quant8::F8E4M3, false);
     });
 
 KGEN_REGISTER_OP(rmsnorm_quant_int8_group)
@@ -51,7 +53,7 @@ KGEN_REGISTER_OP(rmsnorm_quant_int8_group)
     .lengths(kGroupSizes)
     .scalar("eps", 1e-6)
     .kernelForLength([](DType dt, int64_t group) {
-      return rmsnormGroupQuant(dt, group, false, Quant8::I8);
+      return rmsnormGroupQuant(dt, group, false, Quant8::I8, false);
     });
 
 KGEN_REGISTER_OP(fused_add_rmsnorm_quant_group)
@@ -62,7 +64,7 @@ KGEN_REGISTER_OP(fused_add_rmsnorm_quant_group)
     .scalar("eps", 1e-6)
     .scalar("scale_ub", 1000.0)
     .kernelForLength([](DType dt, int64_t group) {
-      return rmsnormGroupQuant(dt, group, true, Quant8::F8E4M3);
+      return rmsnormGroupQuant(dt, group, true, Quant8::F8E4M3, false);
     });
 
 KGEN_REGISTER_OP(fused_add_rmsnorm_quant_int8_group)
@@ -72,7 +74,47 @@ KGEN_REGISTER_OP(fused_add_rmsnorm_quant_int8_group)
     .lengths(kGroupSizes)
     .scalar("eps", 1e-6)
     .kernelForLength([](DType dt, int64_t group) {
-      return rmsnormGroupQuant(dt, group, true, Quant8::I8);
+      return rmsnormGroupQuant(dt, group, true, Quant8::I8, false);
+    });
+
+KGEN_REGISTER_OP(rmsnorm_quant_group_transposed)
+    .summary("rmsnorm_quant_group with the scales' groups "
+             "scale_group_stride apart (vLLM's is_scale_transposed: row "
+             "stride 1)")
+    .dim("group_size")
+    .lengths(kGroupSizes)
+    .scalar("eps", 1e-6)
+    .scalar("scale_ub", 1000.0)
+    .kernelForLength([](DType dt, int64_t group) {
+      return rmsnormGroupQuant(dt, group, false, Quant8::F8E4M3, true);
+    });
+
+KGEN_REGISTER_OP(rmsnorm_quant_int8_group_transposed)
+    .summary("rmsnorm_quant_int8_group with transposed scales")
+    .dim("group_size")
+    .lengths(kGroupSizes)
+    .scalar("eps", 1e-6)
+    .kernelForLength([](DType dt, int64_t group) {
+      return rmsnormGroupQuant(dt, group, false, Quant8::I8, true);
+    });
+
+KGEN_REGISTER_OP(fused_add_rmsnorm_quant_group_transposed)
+    .summary("fused_add_rmsnorm_quant_group with transposed scales")
+    .dim("group_size")
+    .lengths(kGroupSizes)
+    .scalar("eps", 1e-6)
+    .scalar("scale_ub", 1000.0)
+    .kernelForLength([](DType dt, int64_t group) {
+      return rmsnormGroupQuant(dt, group, true, Quant8::F8E4M3, true);
+    });
+
+KGEN_REGISTER_OP(fused_add_rmsnorm_quant_int8_group_transposed)
+    .summary("fused_add_rmsnorm_quant_int8_group with transposed scales")
+    .dim("group_size")
+    .lengths(kGroupSizes)
+    .scalar("eps", 1e-6)
+    .kernelForLength([](DType dt, int64_t group) {
+      return rmsnormGroupQuant(dt, group, true, Quant8::I8, true);
     });
 
 } // namespace kgen::ops

@@ -161,7 +161,8 @@ LIB_OPS = ["rmsnorm_noweight", "fused_add_rmsnorm_noweight",
            "per_token_group_quant_fp8_ue8m0",
            "per_token_group_quant_int8", "rmsnorm_quant_group",
            "rmsnorm_quant_int8_group", "fused_add_rmsnorm_quant_group",
-           "fused_add_rmsnorm_quant_int8_group"]
+           "fused_add_rmsnorm_quant_int8_group", "silu_and_mul_quant_group",
+           "silu_and_mul_quant_int8_group"]
 SUITES = {"norms": NORM_OPS + ACT_OPS, "views": VIEW_OPS, "library": LIB_OPS}
 MAX_BYTES = 4.3e9
 IMPLS = ["kgen", "eager", "compile"]
@@ -468,6 +469,30 @@ def f_fused_add_rmsnorm_quant_group(x, residual, weight):
 def f_fused_add_rmsnorm_quant_int8_group(x, residual, weight):
     n, r = _added_norm(x, residual, weight)
     return _norm_group_quant(n, True) + (r,)
+
+
+def _silu_group_quant(x, int8, scale_ub=None):
+    # vLLM's silu_and_mul_per_block_quant: silu(a) * b in f32, per group of
+    # GROUP_SIZE s = max(min(amax / qmax, scale_ub), the least scale), y / s.
+    d = x.shape[-1] // 2
+    a, b = x[..., :d].float(), x[..., d:].float()
+    g = (a * (1.0 / (1.0 + torch.exp(-a))) * b).unflatten(-1, (-1, GROUP_SIZE))
+    s = g.abs().amax(-1, keepdim=True) / (127.0 if int8 else FP8_MAX)
+    if scale_ub is not None:
+        s = s.clamp(max=scale_ub)
+    s = s.clamp(min=torch.finfo(torch.float32).eps if int8
+                else 1.0 / (FP8_MAX * 512.0))
+    q = (_int8_rn(g / s) if int8 else
+         (g / s).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn))
+    return q.flatten(-2), s.flatten()
+
+
+def f_silu_and_mul_quant_group(x):
+    return _silu_group_quant(x, False, SCALE_UB)
+
+
+def f_silu_and_mul_quant_int8_group(x):
+    return _silu_group_quant(x, True)
 
 
 # vLLM's forward_native of each activation (model dtype, op by op).
@@ -824,6 +849,42 @@ for _op in ("rmsnorm_quant_group", "rmsnorm_quant_int8_group",
                      **({} if "int8" in _op else {"scale_ub": SCALE_UB})),
         length=lambda h: GROUP_SIZE,
         dims=lambda T, h, b: {"groups": h // GROUP_SIZE})
+
+
+def _gated_group_make(out_dtype):
+    # The kernel's "gate" and "up" are the halves of one x [T, 2h] row (a
+    # group a row program, as per_token_group_quant); y [T, h], the scales
+    # row-major [T * h / GROUP_SIZE].
+    def make(T, h, b, copies, gen, dev):
+        sets = []
+        for _ in range(copies):
+            x = torch.empty((T, 2 * h), dtype=torch.bfloat16, device=dev)
+            x.normal_(0.0, 1.0, generator=gen)
+            y = torch.empty((T, h), dtype=getattr(torch, out_dtype),
+                            device=dev)
+            s = torch.empty(T * (h // GROUP_SIZE), dtype=torch.float32,
+                            device=dev)
+            poison(y)
+            poison(s)
+            sets.append({"x": x, "gate": x[:, :h], "up": x[:, h:], "y": y,
+                         "scale": s})
+        return sets
+    return make
+
+
+for _op in ("silu_and_mul_quant_group", "silu_and_mul_quant_int8_group"):
+    _out = "int8" if "int8" in _op else "float8_e4m3fn"
+    OPS[_op] = dict(
+        fn=globals()["f_" + _op], make=_gated_group_make(_out),
+        tensors=[("x", "row2", "in", "randn"), ("y", "row", "out", None),
+                 ("scale", "group", "out", None)],
+        dtypes={"y": _out, "scale": "float32"},
+        eager_in=["x"], compare=["y", "scale"],
+        scalars={} if "int8" in _op else {"scale_ub": SCALE_UB},
+        length=lambda h: GROUP_SIZE,
+        dims=lambda T, h, b: {"groups": h // GROUP_SIZE,
+                              "scale_group_stride": 1},
+        rows=lambda T, h, b: T * (h // GROUP_SIZE))
 
 OPS["mul_and_silu"] = dict(OPS["silu_and_mul"], fn=f_mul_and_silu)
 # FlashInfer's rounding of the norms (docs/rounding.md).

@@ -250,6 +250,18 @@ Tensor scalesLike(const Tensor &x, int64_t groups) {
   return at::empty(shape, x.options().dtype(at::kFloat));
 }
 
+/// scalesLike, or with `transposed` the same shape over a [groups, rows]
+/// buffer (vLLM's is_scale_transposed: group g of row r at g * rows + r).
+Tensor groupScales(const Tensor &x, int64_t groups, bool transposed) {
+  if (!transposed)
+    return scalesLike(x, groups);
+  std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
+  shape.back() = groups;
+  return at::empty({groups, leadingRows(x)}, x.options().dtype(at::kFloat))
+      .t()
+      .view(shape);
+}
+
 /// [..., 1] f32: a per-row scale of rows like x's.
 Tensor rowScales(const Tensor &x) { return scalesLike(x, 1); }
 
@@ -460,18 +472,20 @@ std::tuple<Tensor, Tensor> perTokenGroupQuantInt8(const Tensor &x,
 }
 
 /// vLLM's rms_norm_per_block_quant: y (`out`) of rmsnorm(x [+ residual, in
-/// place]) * weight with f32 scales [..., hidden / group], row-major, one
-/// per group; fp8 scales bounded by `scaleUb`.
+/// place]) * weight with f32 scales [..., hidden / group], one per group,
+/// row-major or, by the op's _transposed form, transposed (groupScales);
+/// fp8 scales bounded by `scaleUb`.
 std::tuple<Tensor, Tensor>
 rmsnormQuantGroup(const char *op, at::ScalarType out, const Tensor &x,
                   const std::optional<Tensor> &residual, const Tensor &weight,
-                  int64_t group, std::optional<double> scaleUb, double eps) {
+                  int64_t group, std::optional<double> scaleUb, double eps,
+                  bool transposed) {
   checkRowsAndWeight(op, x, weight);
   const int64_t groups = groupCount(op, x, group), rows = leadingRows(x);
   TORCH_CHECK(!scaleUb || *scaleUb > 0, "kgen::", op,
               ": scale_ub must be > 0, not ", *scaleUb);
   Tensor y = at::empty(x.sizes(), x.options().dtype(out));
-  Tensor scale = scalesLike(x, groups);
+  Tensor scale = groupScales(x, groups, transposed);
   Call c(op, x.scalar_type(), group, /*fixedLength=*/true);
   c.rows("x", asRows(x));
   if (residual) {
@@ -479,10 +493,11 @@ rmsnormQuantGroup(const char *op, at::ScalarType out, const Tensor &x,
     checkInPlace(op, *residual, "residual");
     c.rows("residual", *residual);
   }
-  c.whole("weight", weight)
-      .rows("y", y)
-      .rows("scale", scale)
-      .scalar("eps", eps);
+  c.whole("weight", weight).rows("y", y).scalar("eps", eps);
+  if (transposed)
+    c.perHead("scale", scale.view({rows, groups}), "scale_group_stride");
+  else
+    c.rows("scale", scale);
   if (out != at::kChar)
     c.scalar("scale_ub",
              scaleUb.value_or(std::numeric_limits<double>::infinity()));
@@ -490,33 +505,44 @@ rmsnormQuantGroup(const char *op, at::ScalarType out, const Tensor &x,
   return {y, scale};
 }
 
-std::tuple<Tensor, Tensor>
-rmsnormQuantGroupFp8(const Tensor &x, const Tensor &weight, int64_t group,
-                     std::optional<double> scaleUb, double eps) {
-  return rmsnormQuantGroup("rmsnorm_quant_group", at::kFloat8_e4m3fn, x,
-                           std::nullopt, weight, group, scaleUb, eps);
+std::tuple<Tensor, Tensor> rmsnormQuantGroupFp8(const Tensor &x,
+                                                const Tensor &weight,
+                                                int64_t group,
+                                                std::optional<double> scaleUb,
+                                                double eps, bool transposed) {
+  return rmsnormQuantGroup(transposed ? "rmsnorm_quant_group_transposed"
+                                      : "rmsnorm_quant_group",
+                           at::kFloat8_e4m3fn, x, std::nullopt, weight, group,
+                           scaleUb, eps, transposed);
 }
 
 std::tuple<Tensor, Tensor> rmsnormQuantInt8Group(const Tensor &x,
                                                  const Tensor &weight,
-                                                 int64_t group, double eps) {
-  return rmsnormQuantGroup("rmsnorm_quant_int8_group", at::kChar, x,
-                           std::nullopt, weight, group, std::nullopt, eps);
+                                                 int64_t group, double eps,
+                                                 bool transposed) {
+  return rmsnormQuantGroup(transposed ? "rmsnorm_quant_int8_group_transposed"
+                                      : "rmsnorm_quant_int8_group",
+                           at::kChar, x, std::nullopt, weight, group,
+                           std::nullopt, eps, transposed);
 }
 
-std::tuple<Tensor, Tensor>
-fusedAddRmsnormQuantGroup(const Tensor &x, const Tensor &residual,
-                          const Tensor &weight, int64_t group,
-                          std::optional<double> scaleUb, double eps) {
-  return rmsnormQuantGroup("fused_add_rmsnorm_quant_group", at::kFloat8_e4m3fn,
-                           x, residual, weight, group, scaleUb, eps);
+std::tuple<Tensor, Tensor> fusedAddRmsnormQuantGroup(
+    const Tensor &x, const Tensor &residual, const Tensor &weight,
+    int64_t group, std::optional<double> scaleUb, double eps, bool transposed) {
+  return rmsnormQuantGroup(
+      transposed ? "fused_add_rmsnorm_quant_group_transposed"
+                 : "fused_add_rmsnorm_quant_group",
+      at::kFloat8_e4m3fn, x, residual, weight, group, scaleUb, eps, transposed);
 }
 
 std::tuple<Tensor, Tensor>
 fusedAddRmsnormQuantInt8Group(const Tensor &x, const Tensor &residual,
-                              const Tensor &weight, int64_t group, double eps) {
-  return rmsnormQuantGroup("fused_add_rmsnorm_quant_int8_group", at::kChar, x,
-                           residual, weight, group, std::nullopt, eps);
+                              const Tensor &weight, int64_t group, double eps,
+                              bool transposed) {
+  return rmsnormQuantGroup(
+      transposed ? "fused_add_rmsnorm_quant_int8_group_transposed"
+                 : "fused_add_rmsnorm_quant_int8_group",
+      at::kChar, x, residual, weight, group, std::nullopt, eps, transposed);
 }
 
 /// AdaLN over x [B, T, C] with scale and shift [B, C] per batch.
@@ -632,6 +658,58 @@ Tensor siluAndMulQuant(const Tensor &x, double scale) {
   TORCH_CHECK(scale > 0, "kgen::silu_and_mul_quant: scale must be > 0, not ",
               scale);
   return gated("silu_and_mul_quant", x, {{"scale", scale}}, /*fp8Out=*/true);
+}
+
+/// vLLM's silu_and_mul_per_block_quant: silu_and_mul of x [.., 2d] in f32,
+/// quantized per group of `group` elements of y [.., d], with f32 scales
+/// [.., d / group], row-major or transposed (groupScales); fp8 scales are
+/// capped by `scaleUb`.
+std::tuple<Tensor, Tensor> siluAndMulQuantGroup(const char *op,
+                                                at::ScalarType out,
+                                                const Tensor &x, int64_t group,
+                                                std::optional<double> scaleUb,
+                                                bool transposed) {
+  checkFloat(op, x, "x");
+  const int64_t twoD = x.size(-1), d = twoD / 2;
+  TORCH_CHECK(twoD % 2 == 0, "kgen::", op,
+              ": the last dim of 'x' holds both halves, so it must be even, "
+              "not ",
+              twoD);
+  TORCH_CHECK(group > 0 && d % group == 0, "kgen::", op, ": group_size ", group,
+              " must divide half the last dim of 'x' (", d, ")");
+  TORCH_CHECK(!scaleUb || *scaleUb > 0, "kgen::", op,
+              ": scale_ub must be > 0, not ", *scaleUb);
+  const int64_t groups = d / group, rows = leadingRows(x);
+  std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
+  shape.back() = d;
+  Tensor y = at::empty(shape, x.options().dtype(out));
+  Tensor scale = groupScales(y, groups, transposed);
+  if (rows == 0)
+    return {y, scale};
+  const Tensor xs = asRows(x).view({rows, twoD});
+  Call c(op, x.scalar_type(), group, /*fixedLength=*/true);
+  c.rows("gate", xs.narrow(1, 0, d).view({rows, groups, group}), 2)
+      .rows("up", xs.narrow(1, d, d).view({rows, groups, group}), 2)
+      .rows("y", y.view({rows, groups, group}), 2)
+      .perHead("scale", scale.view({rows, groups}), "scale_group_stride");
+  if (out != at::kChar)
+    c.scalar("scale_ub",
+             scaleUb.value_or(std::numeric_limits<double>::infinity()));
+  c.dim("groups", groups).run(rows * groups);
+  return {y, scale};
+}
+
+std::tuple<Tensor, Tensor>
+siluAndMulQuantGroupFp8(const Tensor &x, int64_t group,
+                        std::optional<double> scaleUb, bool transposed) {
+  return siluAndMulQuantGroup("silu_and_mul_quant_group", at::kFloat8_e4m3fn, x,
+                              group, scaleUb, transposed);
+}
+
+std::tuple<Tensor, Tensor>
+siluAndMulQuantInt8Group(const Tensor &x, int64_t group, bool transposed) {
+  return siluAndMulQuantGroup("silu_and_mul_quant_int8_group", at::kChar, x,
+                              group, std::nullopt, transposed);
 }
 
 /// q [..., Hq, D] and k [..., Hk, D] over the same tokens: (tokens, Hq, Hk, D).
@@ -929,6 +1007,8 @@ void impls(torch::Library &m) {
   m.impl("fatrelu_and_mul", &fatreluAndMul);
   m.impl("swigluoai_and_mul", &swigluOAIAndMul);
   m.impl("silu_and_mul_quant", &siluAndMulQuant);
+  m.impl("silu_and_mul_quant_group", &siluAndMulQuantGroupFp8);
+  m.impl("silu_and_mul_quant_int8_group", &siluAndMulQuantInt8Group);
   using RopeFn =
       void (*)(const Tensor &, const Tensor &, const Tensor &, const Tensor &);
   using RopeQFn = void (*)(const Tensor &, const Tensor &,
@@ -1024,15 +1104,18 @@ TORCH_LIBRARY(kgen, m) {
            "per_token_group_quant_int8(Tensor x, int group_size, "
            "float eps=1e-10) -> (Tensor, Tensor)",
            "rmsnorm_quant_group(Tensor x, Tensor weight, int group_size, "
-           "float? scale_ub=None, float eps=1e-6) -> (Tensor, Tensor)",
+           "float? scale_ub=None, float eps=1e-6, "
+           "bool is_scale_transposed=False) -> (Tensor, Tensor)",
            "rmsnorm_quant_int8_group(Tensor x, Tensor weight, "
-           "int group_size, float eps=1e-6) -> (Tensor, Tensor)",
+           "int group_size, float eps=1e-6, bool is_scale_transposed=False) "
+           "-> (Tensor, Tensor)",
            "fused_add_rmsnorm_quant_group(Tensor x, Tensor(a!) residual, "
            "Tensor weight, int group_size, float? scale_ub=None, "
-           "float eps=1e-6) -> (Tensor, Tensor)",
+           "float eps=1e-6, bool is_scale_transposed=False) -> "
+           "(Tensor, Tensor)",
            "fused_add_rmsnorm_quant_int8_group(Tensor x, Tensor(a!) "
-           "residual, Tensor weight, int group_size, float eps=1e-6) "
-           "-> (Tensor, Tensor)",
+           "residual, Tensor weight, int group_size, float eps=1e-6, "
+           "bool is_scale_transposed=False) -> (Tensor, Tensor)",
            "adaln(Tensor x, Tensor scale, Tensor shift, float eps=1e-6) "
            "-> Tensor",
            "adaln_rmsnorm(Tensor x, Tensor scale, Tensor shift, "
@@ -1053,6 +1136,11 @@ TORCH_LIBRARY(kgen, m) {
            "swigluoai_and_mul(Tensor x, float alpha=1.702, float limit=7.0) "
            "-> Tensor",
            "silu_and_mul_quant(Tensor x, float scale) -> Tensor",
+           "silu_and_mul_quant_group(Tensor x, int group_size, "
+           "float? scale_ub=None, bool is_scale_transposed=False) -> "
+           "(Tensor, Tensor)",
+           "silu_and_mul_quant_int8_group(Tensor x, int group_size, "
+           "bool is_scale_transposed=False) -> (Tensor, Tensor)",
            "rope_neox(Tensor positions, Tensor(a!) q, Tensor(b!)? k, "
            "Tensor cos_sin_cache) -> ()",
            "rope_gptj(Tensor positions, Tensor(a!) q, Tensor(b!)? k, "

@@ -98,26 +98,40 @@ def _per_token_group_quant_fp8(x, group_size, eps=1e-10, use_ue8m0=False,
 register_fake("kgen::per_token_group_quant_int8")(_group_quant(_I8))
 
 
+def _transposable(dtype, x, group_size, transposed):
+    """_grouped, the scales over a [groups, rows] buffer when `transposed`,
+    as the ops allocate them."""
+    y, s = _grouped(dtype, x, group_size)
+    if not transposed:
+        return y, s
+    rows = s.numel() // s.shape[-1] if s.shape[-1] else 0
+    t = x.new_empty((s.shape[-1], rows), dtype=torch.float32).t()
+    return y, t.view(s.shape)
+
+
 @register_fake("kgen::rmsnorm_quant_group")
-def _rmsnorm_quant_group(x, weight, group_size, scale_ub=None, eps=1e-6):
-    return _grouped(_F8, x, group_size)
+def _rmsnorm_quant_group(x, weight, group_size, scale_ub=None, eps=1e-6,
+                         is_scale_transposed=False):
+    return _transposable(_F8, x, group_size, is_scale_transposed)
 
 
 @register_fake("kgen::rmsnorm_quant_int8_group")
-def _rmsnorm_quant_int8_group(x, weight, group_size, eps=1e-6):
-    return _grouped(_I8, x, group_size)
+def _rmsnorm_quant_int8_group(x, weight, group_size, eps=1e-6,
+                              is_scale_transposed=False):
+    return _transposable(_I8, x, group_size, is_scale_transposed)
 
 
 @register_fake("kgen::fused_add_rmsnorm_quant_group")
 def _fused_add_rmsnorm_quant_group(x, residual, weight, group_size,
-                                   scale_ub=None, eps=1e-6):
-    return _grouped(_F8, x, group_size)
+                                   scale_ub=None, eps=1e-6,
+                                   is_scale_transposed=False):
+    return _transposable(_F8, x, group_size, is_scale_transposed)
 
 
 @register_fake("kgen::fused_add_rmsnorm_quant_int8_group")
 def _fused_add_rmsnorm_quant_int8_group(x, residual, weight, group_size,
-                                        eps=1e-6):
-    return _grouped(_I8, x, group_size)
+                                        eps=1e-6, is_scale_transposed=False):
+    return _transposable(_I8, x, group_size, is_scale_transposed)
 
 
 def _adaln(x, scale, shift, eps=1e-6):
@@ -165,6 +179,17 @@ def _swigluoai_and_mul(x, alpha=1.702, limit=7.0):
 @register_fake("kgen::silu_and_mul_quant")
 def _silu_and_mul_quant(x, scale):
     return _like(_gated(x), _F8)
+
+
+@register_fake("kgen::silu_and_mul_quant_group")
+def _silu_and_mul_quant_group(x, group_size, scale_ub=None,
+                              is_scale_transposed=False):
+    return _transposable(_F8, _gated(x), group_size, is_scale_transposed)
+
+
+@register_fake("kgen::silu_and_mul_quant_int8_group")
+def _silu_and_mul_quant_int8_group(x, group_size, is_scale_transposed=False):
+    return _transposable(_I8, _gated(x), group_size, is_scale_transposed)
 
 
 def _rope_inplace(positions, q, k, cos_sin_cache):

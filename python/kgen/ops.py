@@ -27,7 +27,8 @@ __all__ = [
     "rmsnorm_noweight", "silu", "gelu", "gelu_tanh", "gelu_quick", "gelu_new",
     "gelu_fast", "softmax", "silu_and_mul", "mul_and_silu", "gelu_and_mul",
     "gelu_tanh_and_mul", "fatrelu_and_mul", "swigluoai_and_mul",
-    "silu_and_mul_quant", "rope_neox", "rope_gptj",
+    "silu_and_mul_quant", "silu_and_mul_quant_group",
+    "silu_and_mul_quant_int8_group", "rope_neox", "rope_gptj",
     "rope_neox_partial", "rope_gptj_partial", "rope_hf", "qk_rmsnorm",
     "qk_norm_rope_neox", "qk_norm_rope_gptj",
 ]
@@ -175,33 +176,41 @@ def per_token_group_quant_int8(x, group_size, eps=1e-10):
     return _ops.per_token_group_quant_int8(x, group_size, eps)
 
 
-def rmsnorm_quant_group(x, weight, group_size, scale_ub=None, eps=1e-6):
+def rmsnorm_quant_group(x, weight, group_size, scale_ub=None, eps=1e-6,
+                        is_scale_transposed=False):
     """vLLM's rms_norm_per_block_quant into fp8: y = rmsnorm(x) * weight, per
     group of group_size (64 or 128) elements s = max(min(amax|y|, scale_ub)
     / 448, 1 / (448 * 512)) and (y / s).to(float8_e4m3fn); returns y
-    and the f32 scales [..., hidden / group_size], row-major."""
-    return _ops.rmsnorm_quant_group(x, weight, group_size, scale_ub, eps)
+    and the f32 scales [..., hidden / group_size], row-major or, with
+    is_scale_transposed, over a [groups, tokens] buffer (vLLM's)."""
+    return _ops.rmsnorm_quant_group(x, weight, group_size, scale_ub, eps,
+                                    is_scale_transposed)
 
 
-def rmsnorm_quant_int8_group(x, weight, group_size, eps=1e-6):
+def rmsnorm_quant_int8_group(x, weight, group_size, eps=1e-6,
+                             is_scale_transposed=False):
     """rmsnorm_quant_group into int8: s = max(amax|y| / 127, FLT_EPSILON),
     round(y * (1 / s)) saturating."""
-    return _ops.rmsnorm_quant_int8_group(x, weight, group_size, eps)
+    return _ops.rmsnorm_quant_int8_group(x, weight, group_size, eps,
+                                         is_scale_transposed)
 
 
 def fused_add_rmsnorm_quant_group(x, residual, weight, group_size,
-                                  scale_ub=None, eps=1e-6):
+                                  scale_ub=None, eps=1e-6,
+                                  is_scale_transposed=False):
     """residual += x in place, then rmsnorm_quant_group of the f32 sum (as
     vLLM's kernel with a residual)."""
     return _ops.fused_add_rmsnorm_quant_group(x, residual, weight, group_size,
-                                              scale_ub, eps)
+                                              scale_ub, eps,
+                                              is_scale_transposed)
 
 
 def fused_add_rmsnorm_quant_int8_group(x, residual, weight, group_size,
-                                       eps=1e-6):
+                                       eps=1e-6, is_scale_transposed=False):
     """residual += x in place, then rmsnorm_quant_int8_group of the f32 sum."""
     return _ops.fused_add_rmsnorm_quant_int8_group(x, residual, weight,
-                                                   group_size, eps)
+                                                   group_size, eps,
+                                                   is_scale_transposed)
 
 
 def adaln(x, scale, shift, eps=1e-6):
@@ -285,6 +294,24 @@ def swigluoai_and_mul(x, alpha=1.702, limit=7.0):
 
 def silu_and_mul_quant(x, scale):
     return _ops.silu_and_mul_quant(x, scale)
+
+
+def silu_and_mul_quant_group(x, group_size, scale_ub=None,
+                             is_scale_transposed=False):
+    """vLLM's silu_and_mul_per_block_quant into fp8: y = silu(a) * b of x =
+    [a | b] in f32, per group of group_size (64 or 128) elements s =
+    max(min(amax|y| / 448, scale_ub), 1 / (448 * 512)) and (y /
+    s).to(float8_e4m3fn); returns y [..., d] and the f32 scales [..., d /
+    group_size], row-major or over a [groups, tokens] buffer."""
+    return _ops.silu_and_mul_quant_group(x, group_size, scale_ub,
+                                         is_scale_transposed)
+
+
+def silu_and_mul_quant_int8_group(x, group_size, is_scale_transposed=False):
+    """silu_and_mul_quant_group into int8: s = max(amax|y| / 127,
+    FLT_EPSILON), round(y / s) saturating."""
+    return _ops.silu_and_mul_quant_int8_group(x, group_size,
+                                              is_scale_transposed)
 
 
 def rope_neox(positions, q, k, cos_sin_cache):

@@ -123,6 +123,24 @@ def _norm_group_quant(n, group_size, scale_ub, int8):
     return q.flatten(-2), s.squeeze(-1)
 
 
+def ref_silu_and_mul_quant_group(int8):
+    # vLLM's silu_and_mul_per_block_quant: silu(a) * b in f32, the scale
+    # capped by scale_ub (not amax), then y / s for both formats.
+    def f(x, g, *rest):
+        ub = None if int8 or not rest else rest[0]
+        d = x.shape[-1] // 2
+        a, b = x[..., :d].float(), x[..., d:].float()
+        y = (a * (1 / (1 + torch.exp(-a))) * b).unflatten(-1, (-1, g))
+        s = y.abs().amax(-1, keepdim=True) / (127 if int8 else 448)
+        if ub is not None:
+            s = s.clamp(max=ub)
+        s = s.clamp(min=torch.finfo(torch.float32).eps if int8
+                    else 1.0 / (448 * 512))
+        q = _int8_rn(y / s) if int8 else (y / s).clamp(-448, 448).to(F8)
+        return q.flatten(-2), s.squeeze(-1)
+    return f
+
+
 def ref_rmsnorm_quant_group(int8, residual):
     def f(x, *args):
         if residual:
@@ -248,6 +266,7 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
     xg = randn(2, 3, 384, dtype=dtype, device=device, seed=12)  # groups of 64 and 128
     wg = randn(384, dtype=dtype, device=device, seed=13)
     rg = randn(2, 3, 384, dtype=dtype, device=device, seed=14)
+    xg2 = randn(2, 3, 768, dtype=dtype, device=device, seed=15)
     d, hq, hk, t = head_dim, 4, 2, 5
     q = randn(t, hq, d, dtype=dtype, device=device, seed=8)
     k = randn(t, hk, d, dtype=dtype, device=device, seed=9)
@@ -328,6 +347,20 @@ def samples(dtype=torch.float32, device="cpu", hidden=64, head_dim=64):
          ref_rmsnorm_quant_group(False, True)),
         ("fused_add_rmsnorm_quant_int8_group", (xg, rg.clone(), wg, 128, 1e-6),
          ref_rmsnorm_quant_group(True, True)),
+        # vLLM's is_scale_transposed: the same scales over [groups, tokens].
+        ("rmsnorm_quant_group", (xg, wg, 64, 2.0, 1e-6, True),
+         lambda *a: ref_rmsnorm_quant_group(False, False)(*a[:-1])),
+        ("fused_add_rmsnorm_quant_int8_group",
+         (xg, rg.clone(), wg, 64, 1e-6, True),
+         lambda *a: ref_rmsnorm_quant_group(True, True)(*a[:-1])),
+        ("silu_and_mul_quant_group", (xg2, 128), ref_silu_and_mul_quant_group(
+            False)),
+        ("silu_and_mul_quant_group", (xg2, 64, 0.002, True),
+         lambda *a: ref_silu_and_mul_quant_group(False)(*a[:-1])),
+        ("silu_and_mul_quant_int8_group", (xg2, 64),
+         ref_silu_and_mul_quant_group(True)),
+        ("silu_and_mul_quant_int8_group", (xg2, 128, True),
+         lambda *a: ref_silu_and_mul_quant_group(True)(*a[:-1])),
         ("adaln", (x, scale, shift, 1e-6), ref_adaln),
         ("adaln_rmsnorm", (x, scale, shift, 1e-6),
          lambda *a: ref_adaln(*a, rms=True)),
@@ -419,9 +452,9 @@ INPLACE = {
     "fused_add_rmsnorm_quant_int8_static": lambda x, r, w, s, e: (x + r,),
     "fused_add_rmsnorm_quant_int8_dynamic": lambda x, r, w, e: (
         (x.float() + r.float()).to(x.dtype),),
-    "fused_add_rmsnorm_quant_group": lambda x, r, w, g, b, e: (
+    "fused_add_rmsnorm_quant_group": lambda x, r, w, g, b, e, *t: (
         (x.float() + r.float()).to(x.dtype),),
-    "fused_add_rmsnorm_quant_int8_group": lambda x, r, w, g, e: (
+    "fused_add_rmsnorm_quant_int8_group": lambda x, r, w, g, e, *t: (
         (x.float() + r.float()).to(x.dtype),),
     "rope_neox": lambda p, q, k, c: ref_rope_neox(p, q, k, c),
     "rope_gptj": lambda p, q, k, c: ref_rope_neox(p, q, k, c, gptj=True),

@@ -51,10 +51,10 @@ def test_every_bundled_op_has_a_torch_op():
     # f32 weight, NAME_q NAME with k None, NAME_cache16 NAME with a cache in
     # q's dtype, NAME_rotary NAME with a cache narrower than a head, NAME_half
     # and NAME_quarter NAME with a cache of head_dim / 2 and / 4, NAME_ue8m0
-    # NAME with use_ue8m0.
+    # NAME with use_ue8m0, NAME_transposed NAME with is_scale_transposed.
     forms = {n for n in bundled
              if n.endswith(("_f32w", "_q", "_cache16", "_rotary", "_half",
-                            "_quarter", "_ue8m0"))}
+                            "_quarter", "_ue8m0", "_transposed"))}
     assert {n.rsplit("_", 1)[0] for n in forms} <= bundled
     assert bundled - {"layernorm_nobias", "fused_add_rmsnorm_noweight"} - \
         forms == _torch_ops()
@@ -348,6 +348,27 @@ def test_f32_weights_are_used_unrounded():
     torch.testing.assert_close(rs, x + r, rtol=0, atol=0)
     torch.testing.assert_close(xs, ref_gemma_rmsnorm(x + r, w), rtol=2 ** -8,
                                atol=0)
+
+
+def test_group_scales_transposed():
+    # vLLM's is_scale_transposed: the scales [..., groups] over a [groups,
+    # tokens] buffer, the same values as row-major.
+    x, w = torch.randn(2, 5, 256), torch.randn(256)
+    _, want = kgen.rmsnorm_quant_group(x, w, 64)
+    _, s = kgen.rmsnorm_quant_group(x, w, 64, None, 1e-6, True)
+    assert s.shape == (2, 5, 4) and s.stride() == (5, 1, 10)
+    torch.testing.assert_close(s, want, rtol=0, atol=0)
+    x2 = torch.randn(7, 512)
+    _, want = kgen.silu_and_mul_quant_int8_group(x2, 128)
+    y, s = kgen.silu_and_mul_quant_int8_group(x2, 128, True)
+    assert y.shape == (7, 256) and s.shape == (7, 2) and s.stride() == (1, 7)
+    torch.testing.assert_close(s, want, rtol=0, atol=0)
+    _raises(r"group_size 96 must divide half the last dim of 'x' \(256\)",
+            kgen.silu_and_mul_quant_group, x2, 96)
+    _raises("scale_ub must be > 0", kgen.silu_and_mul_quant_group, x2, 64,
+            -1.0)
+    assert kgen.silu_and_mul_quant_group(torch.randn(0, 256), 64,
+                                         None, True)[1].shape == (0, 2)
 
 
 def test_group_quant_column_major_scales():

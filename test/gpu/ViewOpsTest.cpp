@@ -7,7 +7,10 @@
 // (out of place, cos/sin [T, head_dim] grouped by heads), adaln* (scale
 // and shift [B, C] grouped by tokens_per_batch), per_token_group_quant_*
 // (a row program per group of a token's row, a scale per group) and the
-// group-scale norms (*rmsnorm_quant*_group: a scale per group). One test
+// group-scale norms (*rmsnorm_quant*_group[_transposed]: a scale per group,
+// row-major or transposed) and SwiGLU's (silu_and_mul_quant*_group, as
+// per_token_group_quant on the halves of one row).
+// One test
 // per bundle kernel (adaln: per length, the specialized and the dynamic
 // kernel together). An int8 output has no NaN to poison with: an element
 // left unwritten reads -1 and is caught where the reference is not -1.
@@ -282,16 +285,28 @@ Case adalnCase(const Kernel &k, int64_t B, int64_t N, int64_t C, Lay lay,
 /// each token's groups in one row of x and of y (padded: rows 16 bytes
 /// longer), a scale per group: [T, G] row-major, or with the padded rows
 /// column-major (vLLM's TMA-aligned layout: each group's T scales in a run
-/// of T rounded up to 4, token stride 1).
+/// of T rounded up to 4, token stride 1). silu_and_mul_quant*_group: the
+/// same, its "gate" and "up" the two halves of one x row [T, 2 * G * g].
 Case groupQuantCase(const Kernel &k, int64_t T, int64_t G, Lay lay, Rng &rng) {
   Case c;
-  int64_t g = k.tensors[tensorIndex(k, "x")].map.subLength.constant;
+  bool gated = hasTensor(k, "gate");
+  int64_t g =
+      k.tensors[tensorIndex(k, gated ? "gate" : "x")].map.subLength.constant;
   int64_t off = lay == Lay::Misaligned;
   bool pass = lay == Lay::Strided;
   int64_t pitch = pass ? (T + 3) / 4 * 4 : 1;
   c.dims = {{"groups", G}, {"scale_group_stride", pitch}};
   c.rows = T * G;
+  if (gated) {
+    DType dt = k.tensors[tensorIndex(k, "gate")].dtype;
+    int64_t row = 2 * G * g + (pass ? pad16(dt) : 0);
+    int x = addBuf(c, "x", dt, off + T * row);
+    place(k, c, "gate", x, off, T, G * g, row, true, rng);
+    place(k, c, "up", x, off + G * g, T, G * g, row, true, rng);
+  }
   for (const char *n : {"x", "y"}) {
+    if (!hasTensor(k, n))
+      continue;
     DType dt = k.tensors[tensorIndex(k, n)].dtype;
     place(k, c, n, -1, off, T, G * g, G * g + (pass ? pad16(dt) : 0), pass,
           rng);
@@ -301,14 +316,22 @@ Case groupQuantCase(const Kernel &k, int64_t T, int64_t G, Lay lay, Rng &rng) {
   return c;
 }
 
-/// *rmsnorm_quant*_group: T rows of G groups of g elements (padded: rows 16
-/// bytes longer), the residual in place, a weight near 1, scales [T, G].
+/// *rmsnorm_quant*_group[_transposed]: T rows of G groups of g elements
+/// (padded: rows 16 bytes longer), the residual in place, a weight near 1,
+/// scales [T, G]: row-major, or for the _transposed forms with the padded
+/// rows transposed (vLLM's is_scale_transposed, each group's T scales in a
+/// run of T rounded up to 4, row stride 1).
 Case groupNormCase(const Kernel &k, int64_t g, int64_t T, int64_t G, Lay lay,
                    Rng &rng) {
   Case c;
   int64_t off = lay == Lay::Misaligned;
   bool pass = lay == Lay::Strided;
+  bool transposed = std::find(k.dims.begin(), k.dims.end(),
+                              "scale_group_stride") != k.dims.end();
+  int64_t pitch = transposed && pass ? (T + 3) / 4 * 4 : 1;
   c.dims = {{"groups", G}};
+  if (transposed)
+    c.dims["scale_group_stride"] = pitch;
   c.rows = T;
   for (const char *n : {"x", "residual", "y"}) {
     if (!hasTensor(k, n))
@@ -318,7 +341,8 @@ Case groupNormCase(const Kernel &k, int64_t g, int64_t T, int64_t G, Lay lay,
           rng);
   }
   place(k, c, "weight", -1, off, 1, G * g, G * g, false, rng, 0.5, 1.5);
-  place(k, c, "scale", -1, off, T, G, G, false, rng);
+  int buf = addBuf(c, "scale", DType::F32, off + G * std::max(pitch, T));
+  place(k, c, "scale", buf, off, T, G, pitch > 1 ? 1 : G, pitch > 1, rng);
   return c;
 }
 
@@ -353,11 +377,13 @@ void markWritten(const Kernel &k, Case &c, const std::vector<int64_t> &dims) {
     int64_t len = int64_t(cols.size());
     int64_t pitch =
         td.map.subPitch != Len(0) ? td.map.subPitch.eval(dims) : len;
+    int64_t step = td.pitch != Len(0) ? td.pitch.eval(dims) : 1;
     for (int64_t r = 0; r < v.rows; ++r)
       for (int64_t j = 0; j < count; ++j)
         for (int64_t i = 0; i < len; ++i)
           if (cols[i])
-            c.bufs[v.buf].written[v.offset + r * v.stride + j * pitch + i] =
+            c.bufs[v.buf]
+                .written[v.offset + r * v.stride + j * pitch + i * step] =
                 nanCols[i] ? 2 : 1;
   }
 }
@@ -478,10 +504,17 @@ int64_t countIf(int64_t n, const std::function<bool(int64_t, double &)> &f,
 }
 
 /// The vector variants need 16-byte aligned bases and row strides (but for
-/// per-row scalars, moved one element at a time).
+/// per-row scalars and per-group outputs, moved one element at a time).
 bool aligned(const Kernel &k, const Case &c) {
+  auto groupStored = [&](size_t t) { // one element at a time, as scalars
+    return std::all_of(k.stores.begin(), k.stores.end(),
+                       [&](const Store &s) {
+                         return s.tensor != int(t) || s.group > 0;
+                       }) &&
+           k.tensors[t].isWritten && !k.tensors[t].isInput;
+  };
   for (size_t t = 0; t < k.tensors.size(); ++t) {
-    if (k.tensors[t].layout == Layout::RowScalar)
+    if (k.tensors[t].layout == Layout::RowScalar || groupStored(t))
       continue;
     const View &v = c.views[t];
     int64_t e = c.bufs[v.buf].elem;
@@ -951,11 +984,13 @@ void ViewOpTest::run() {
       testRope(false);
     else if (op->name.rfind("adaln", 0) == 0)
       testAdaLN();
-    else if (op->name.rfind("per_token_group_quant", 0) == 0)
+    else if (op->name.rfind("per_token_group_quant", 0) == 0 ||
+             op->name.rfind("silu_and_mul_quant", 0) == 0)
       testGroupQuant();
     else if (op->name.find("rmsnorm_quant") != std::string::npos &&
-             op->name.size() > 6 &&
-             op->name.compare(op->name.size() - 6, 6, "_group") == 0)
+             (op->name.find("_group_transposed") != std::string::npos ||
+              (op->name.size() > 6 &&
+               op->name.compare(op->name.size() - 6, 6, "_group") == 0)))
       testGroupNorm();
     else
       GTEST_FAIL() << op->name << " has row maps but ViewOpsTest.cpp has no "
