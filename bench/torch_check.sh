@@ -14,8 +14,9 @@
 # in place on q/k views of a fused qkv (32/8 heads, head_dim 128, cache
 # [65536, 128] f32), silu_and_mul and gelu_tanh_and_mul at d 4096, 11008,
 # 14336, adaln (B 1/8, N 1024/4096, C 1152/3072); T 1, 512, 4096, 16384.
-# KGEN_TORCH_SUITE=library: issue 38's forms (rmsnorm_noweight and vLLM's
-# mul_and_silu, fatrelu_and_mul, swigluoai_and_mul, gelu_quick/new/fast).
+# KGEN_TORCH_SUITE=library: the other bundled ops (rmsnorm_noweight, the
+# plain activations and gelu_and_mul, vLLM's mul_and_silu, fatrelu_and_mul,
+# swigluoai_and_mul, gelu_quick/new/fast, the int8 and per-group forms).
 # Lengths the bundle has no specialized kernel for take the dynamic one.
 # Env: KGEN_TORCH_SUITE (norms, views or library; default norms),
 #      KGEN_TORCH_DEADLINE_S (default 330: no new shape after it),

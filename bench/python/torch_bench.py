@@ -150,7 +150,8 @@ ADALN_CS = [1152, 3072]
 LIB_OPS = ["rmsnorm_noweight", "fused_add_rmsnorm_noweight",
            "fused_add_rmsnorm_quant_static",
            "fused_add_rmsnorm_quant_dynamic", "mul_and_silu", "fatrelu_and_mul",
-           "swigluoai_and_mul", "gelu_quick", "gelu_new", "gelu_fast",
+           "swigluoai_and_mul", "silu", "gelu", "gelu_tanh", "gelu_and_mul",
+           "gelu_quick", "gelu_new", "gelu_fast",
            "gemma_fused_add_rmsnorm", "rmsnorm_f32w", "layernorm_f32w",
            "fused_add_rmsnorm_f32w", "rmsnorm_flashinfer",
            "fused_add_rmsnorm_flashinfer",
@@ -511,6 +512,23 @@ def f_swigluoai_and_mul(x):
     gate = gate.clamp(min=None, max=SWIGLUOAI_LIMIT)
     up = up.clamp(min=-SWIGLUOAI_LIMIT, max=SWIGLUOAI_LIMIT)
     return (up + 1) * (gate * torch.sigmoid(gate * SWIGLUOAI_ALPHA))
+
+
+def f_silu(x):
+    return F.silu(x)
+
+
+def f_gelu(x):
+    return F.gelu(x)
+
+
+def f_gelu_tanh(x):
+    return F.gelu(x, approximate="tanh")
+
+
+def f_gelu_and_mul(x):
+    d = x.shape[-1] // 2
+    return F.gelu(x[..., :d]) * x[..., d:]
 
 
 def f_gelu_quick(x):
@@ -893,7 +911,9 @@ OPS["fused_add_rmsnorm_flashinfer"] = dict(
     OPS["fused_add_rmsnorm"], fn=f_fused_add_rmsnorm_flashinfer)
 OPS["gemma_fused_add_rmsnorm_flashinfer"] = dict(
     OPS["gemma_fused_add_rmsnorm"], fn=f_gemma_fused_add_rmsnorm_flashinfer)
-for _op in ["gelu_quick", "gelu_new", "gelu_fast"]:
+OPS["gelu_and_mul"] = dict(OPS["gelu_tanh_and_mul"], fn=f_gelu_and_mul)
+for _op in ["silu", "gelu", "gelu_tanh", "gelu_quick", "gelu_new",
+            "gelu_fast"]:
     OPS[_op] = dict(fn=globals()["f_" + _op],
                     tensors=[("x", "row", "in", "randn"),
                              ("y", "row", "out", None)],

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/Transforms/Passes.h"
 
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace mlir::kgen {
@@ -58,6 +59,37 @@ static bool keepsThreeBlocks(KernelOp k, ScheduleAttr s, int64_t chunks,
   return narrows || hasNestedReduction(k);
 }
 
+/// Whether each of the kernel's vectorized chunks is computed on its own (no
+/// reduction of either kind, no row map): its loads in flight grow with the
+/// threads an SM keeps. Rope's heads hold their pairs and spilled under it.
+static bool streams(KernelOp k) {
+  return getVariantKind(k) != VariantKind::any && !readsMappedRows(k) &&
+         !k.walk([](Operation *op) {
+             return isa<ReduceOp, GroupReduceOp>(op) ? WalkResult::interrupt()
+                                                     : WalkResult::advance();
+           }).wasInterrupted();
+}
+
+/// The distinct views `loads` read: a view loaded twice (an expression that
+/// uses x in two places) counts once.
+static int64_t distinctViews(ArrayRef<LoadOp> loads) {
+  auto start = [](LoadOp l) -> std::optional<int64_t> {
+    if (!l.getStart())
+      return 0;
+    return getConstantIntValue(l.getStart());
+  };
+  int64_t views = 0;
+  for (size_t i = 0; i < loads.size(); ++i) {
+    LoadOp l = loads[i];
+    views += llvm::none_of(loads.take_front(i), [&](LoadOp e) {
+      return e.getSource() == l.getSource() && e.getStride() == l.getStride() &&
+             (e.getStart() == l.getStart() ||
+              (start(e) && start(e) == start(l)));
+    });
+  }
+  return views;
+}
+
 namespace {
 
 // The register-cap options (Passes.td) and their reasons:
@@ -81,6 +113,9 @@ namespace {
 // - group-resident-threads, group-row-chunks: a held row quantized per group
 //   (a group_reduce) keeps its values across the groups' shuffles; short
 //   ones fit a smaller cap, and more rows in flight hid the shuffles.
+// - streaming-resident-threads, streaming-one-row-resident-threads: a kernel
+//   without reductions holds a chunk of each row a trip; more threads an SM
+//   keep more loads in flight, the more so where a thread loads one row.
 // The measurements are in bench/results/lowering-decisions.md.
 
 struct Occupancy : ::mlir::kgen::impl::KgenOccupancyBase<Occupancy> {
@@ -97,7 +132,9 @@ struct Occupancy : ::mlir::kgen::impl::KgenOccupancyBase<Occupancy> {
                    ok(wideBlock, 1) && ok(fewChunks, 0) &&
                    ok(wideBlockResidentThreads, 1) &&
                    ok(registersBesideRow, 0) && ok(widestHeldThreads, 1) &&
-                   ok(groupResidentThreads, 1) && ok(groupRowChunks, 0));
+                   ok(groupResidentThreads, 1) && ok(groupRowChunks, 0) &&
+                   ok(streamingResidentThreads, 0) &&
+                   ok(streamingOneRowResidentThreads, 0));
   }
 
   void runOnOperation() override {
@@ -131,6 +168,14 @@ struct Occupancy : ::mlir::kgen::impl::KgenOccupancyBase<Occupancy> {
         all, registersPerSM / std::max<int64_t>(block, minResidentThreads));
     llvm::SetVector<LoadOp> held = rowLoadsHeld(k);
     bool vectorized = allVectorized(held.getArrayRef());
+    if (int64_t resident = streamingResidentThreads;
+        resident && vectorized && streams(k)) {
+      if (streamingOneRowResidentThreads &&
+          distinctViews(held.getArrayRef()) == 1)
+        resident = streamingOneRowResidentThreads;
+      return std::min<int64_t>(
+          all, registersPerSM / std::max<int64_t>(block, resident) / 8 * 8);
+    }
     // A vectorized re-reading row holds one loop trip's chunk: it keeps
     // rereadResidentThreads per SM (measured with the cap at 128, 85 and
     // 64; 85 spills nowhere).

@@ -265,7 +265,14 @@ def KgenOccupancy : Pass<"kgen-occupancy", "ModuleOp"> {
     Option<"groupResidentThreads", "group-resident-threads", "int64_t",
            "1024", "...for a held row quantized per group (a group_reduce)">,
     Option<"groupRowChunks", "group-row-chunks", "int64_t", "4",
-           "The most chunks a thread holds of such a row">
+           "The most chunks a thread holds of such a row">,
+    Option<"streamingResidentThreads", "streaming-resident-threads",
+           "int64_t", "0",
+           "Threads an SM keeps resident of a vectorized kernel without "
+           "reductions or row maps (0: the rules above)">,
+    Option<"streamingOneRowResidentThreads",
+           "streaming-one-row-resident-threads", "int64_t", "0",
+           "...of such a kernel that loads one row (0: as any other)">
   ];
 }
 
