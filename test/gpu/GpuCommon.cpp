@@ -140,6 +140,7 @@ RtKernel &RtKernel::operator=(RtKernel &&o) noexcept {
     dsl = std::move(o.dsl);
     variants = std::move(o.variants);
     dimMultiple = std::move(o.dimMultiple);
+    tensorAlign = std::move(o.tensorAlign);
     held = std::move(o.held);
     minRows = std::move(o.minRows);
     maxRows = std::move(o.maxRows);
@@ -305,13 +306,16 @@ bool loadKernel(const std::string &dir, const ManifestEntry &e, RtKernel &out,
     }
   }
   for (size_t v = 0; v < out.variants.size(); ++v) {
-    std::vector<std::pair<std::string, int64_t>> mult;
+    std::vector<std::pair<std::string, int64_t>> mult, align;
     std::string sched;
     if (vars && v < vars->array.size()) {
       const rt::json::Value &var = vars->array[v];
       if (const rt::json::Value *m = var.find("dim_multiple"))
         for (const auto &[name, val] : m->object)
           mult.emplace_back(name, val.integer);
+      if (const rt::json::Value *a = var.find("tensor_align"))
+        for (const auto &[name, val] : a->object)
+          align.emplace_back(name, val.integer);
       auto num = [&](const rt::json::Value *obj, const char *key) {
         const rt::json::Value *x = obj ? obj->find(key) : nullptr;
         if (!x)
@@ -348,6 +352,7 @@ bool loadKernel(const std::string &dir, const ManifestEntry &e, RtKernel &out,
       }
     }
     out.dimMultiple.push_back(mult);
+    out.tensorAlign.push_back(align);
     out.schedule.push_back(sched);
     out.held.push_back(held);
     out.minRows.push_back(minRows);

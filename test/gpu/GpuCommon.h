@@ -68,6 +68,9 @@ struct RtKernel {
   /// text of its schedule ("block 256, rows/block 1, vector 8, ...").
   std::vector<std::vector<std::pair<std::string, int64_t>>> dimMultiple;
   std::vector<std::string> schedule;
+  /// Per variant: the spec's tensor_align (tensor name, bytes its base and,
+  /// for rows, its row stride are a multiple of).
+  std::vector<std::vector<std::pair<std::string, int64_t>>> tensorAlign;
   /// Per variant: the spec's launch_threads (chunks, chunk_elements) and its
   /// block, the most threads it may take; chunks = 0 without.
   struct Held {

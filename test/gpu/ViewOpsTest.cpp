@@ -503,23 +503,16 @@ int64_t countIf(int64_t n, const std::function<bool(int64_t, double &)> &f,
   return total;
 }
 
-/// The vector variants need 16-byte aligned bases and row strides (but for
-/// per-row scalars and per-group outputs, moved one element at a time).
-bool aligned(const Kernel &k, const Case &c) {
-  auto groupStored = [&](size_t t) { // one element at a time, as scalars
-    return std::all_of(k.stores.begin(), k.stores.end(),
-                       [&](const Store &s) {
-                         return s.tensor != int(t) || s.group > 0;
-                       }) &&
-           k.tensors[t].isWritten && !k.tensors[t].isInput;
-  };
-  for (size_t t = 0; t < k.tensors.size(); ++t) {
-    if (k.tensors[t].layout == Layout::RowScalar || groupStored(t))
-      continue;
-    const View &v = c.views[t];
-    int64_t e = c.bufs[v.buf].elem;
-    if ((v.offset * e) % 16 ||
-        (k.tensors[t].layout == Layout::Rows && (v.stride * e) % 16))
+/// Whether the case's views meet variant `v`'s tensor_align (the policy's
+/// decision, read from the spec): each base, and each rows tensor's row
+/// stride, a multiple of its bytes.
+bool aligned(const RtKernel &k, size_t v, const Case &c) {
+  for (const auto &[name, bytes] : k.tensorAlign[v]) {
+    int t = tensorIndex(k.dsl, name);
+    const View &view = c.views[t];
+    int64_t e = c.bufs[view.buf].elem;
+    if ((view.offset * e) % bytes ||
+        (k.dsl.tensors[t].layout == Layout::Rows && (view.stride * e) % bytes))
       return false;
   }
   return true;
@@ -528,15 +521,13 @@ bool aligned(const Kernel &k, const Case &c) {
 /// The first variant whose conditions hold, as the runtime picks: "_vec",
 /// "_vec_nN" (rows of exactly N elements), "_vec_rows" (at least its
 /// min_rows rows), "_vec_cluster" (at most its max_rows) and "_vec_warp"
-/// (rows in its domain_range) need aligned
-/// tensors and their dim_multiple; the last
-/// variant (the fallback) takes anything.
-size_t expectedVariant(const RtKernel &k, const Case &c, bool isAligned,
-                       int64_t domain) {
-  for (size_t v = 0; isAligned && v + 1 < k.variants.size(); ++v) {
+/// (rows in its domain_range) need their tensor_align and dim_multiple;
+/// the last variant (the fallback) takes anything.
+size_t expectedVariant(const RtKernel &k, const Case &c, int64_t domain) {
+  for (size_t v = 0; v + 1 < k.variants.size(); ++v) {
     const std::string &name = k.variants[v];
     size_t at = name.rfind("_vec");
-    bool fits = at != std::string::npos;
+    bool fits = at != std::string::npos && aligned(k, v, c);
     for (const auto &[dim, m] : k.dimMultiple[v])
       fits &= c.dims.count(dim) && c.dims.at(dim) % m == 0;
     if (fits && name.compare(at, 6, "_vec_n") == 0)
@@ -585,7 +576,7 @@ protected:
   /// Interprets, then launches every kernel on `c` and compares; false after
   /// a failure that makes going on pointless.
   bool runCase(Case &c);
-  bool launch(const RtKernel &k, Case &c, int64_t domain, bool isAligned);
+  bool launch(const RtKernel &k, Case &c, int64_t domain);
   void compare(const std::string &what, Case &c, int buf,
                const std::vector<uint8_t> &got);
 
@@ -652,15 +643,13 @@ bool ViewOpTest::runCase(Case &c) {
       ADD_FAILURE() << err;
       return false;
     }
-  bool isAligned = aligned(dsl, c);
   for (const RtKernel *k : kernels)
-    if (!launch(*k, c, dsl.domain.eval(dims), isAligned))
+    if (!launch(*k, c, dsl.domain.eval(dims)))
       return false;
   return !HasFatalFailure();
 }
 
-bool ViewOpTest::launch(const RtKernel &k, Case &c, int64_t domain,
-                        bool isAligned) {
+bool ViewOpTest::launch(const RtKernel &k, Case &c, int64_t domain) {
   std::string what = k.entry.name + ": ";
   std::vector<kgen_arg> args;
   // By the spec's param names: its order is not assumed.
@@ -693,8 +682,7 @@ bool ViewOpTest::launch(const RtKernel &k, Case &c, int64_t domain,
     ADD_FAILURE() << what << "kgen_select_variant: " << kgen_last_error();
     return false;
   }
-  EXPECT_EQ(k.variants[variant],
-            k.variants[expectedVariant(k, c, isAligned, domain)])
+  EXPECT_EQ(k.variants[variant], k.variants[expectedVariant(k, c, domain)])
       << what << "the runtime picked another variant";
   const std::string &entry = k.variants[variant];
   what += entry + ": ";
