@@ -336,12 +336,16 @@ struct MakeVariants : ::mlir::kgen::impl::KgenMakeVariantsBase<MakeVariants> {
         f.maxRows = most;
         setVariant(few, VariantKind::cluster, f);
       }
-      if (wholeReduce) {
+      // Rows without reductions get a candidate too, from one row: the
+      // schedule sets its rows, or erases it where it schedules as `_vec`.
+      bool wholeStream =
+          length && *length % chunkVector(k) == 0 && streamsChunks(k);
+      if (wholeReduce || wholeStream) {
         auto rows = cast<KernelOp>(b.clone(*k));
         rows.setSymName((name + "_vec_rows").str());
         assume(rows, 16, 16);
         Fields f;
-        f.minRows = policy.manyRows;
+        f.minRows = wholeReduce ? policy.manyRows : 1;
         setVariant(rows, VariantKind::rows, f);
       }
       b.setInsertionPointAfter(k);

@@ -7,7 +7,6 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/Transforms/Passes.h"
 
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace mlir::kgen {
@@ -59,35 +58,11 @@ static bool keepsThreeBlocks(KernelOp k, ScheduleAttr s, int64_t chunks,
   return narrows || hasNestedReduction(k);
 }
 
-/// Whether each of the kernel's vectorized chunks is computed on its own (no
-/// reduction of either kind, no row map): its loads in flight grow with the
-/// threads an SM keeps. Rope's heads hold their pairs and spilled under it.
+/// Whether a vectorized variant streams its chunks (streamsChunks): its
+/// loads in flight grow with the threads an SM keeps. Rope's heads hold
+/// their pairs and spilled under it.
 static bool streams(KernelOp k) {
-  return getVariantKind(k) != VariantKind::any && !readsMappedRows(k) &&
-         !k.walk([](Operation *op) {
-             return isa<ReduceOp, GroupReduceOp>(op) ? WalkResult::interrupt()
-                                                     : WalkResult::advance();
-           }).wasInterrupted();
-}
-
-/// The distinct views `loads` read: a view loaded twice (an expression that
-/// uses x in two places) counts once.
-static int64_t distinctViews(ArrayRef<LoadOp> loads) {
-  auto start = [](LoadOp l) -> std::optional<int64_t> {
-    if (!l.getStart())
-      return 0;
-    return getConstantIntValue(l.getStart());
-  };
-  int64_t views = 0;
-  for (size_t i = 0; i < loads.size(); ++i) {
-    LoadOp l = loads[i];
-    views += llvm::none_of(loads.take_front(i), [&](LoadOp e) {
-      return e.getSource() == l.getSource() && e.getStride() == l.getStride() &&
-             (e.getStart() == l.getStart() ||
-              (start(e) && start(e) == start(l)));
-    });
-  }
-  return views;
+  return getVariantKind(k) != VariantKind::any && streamsChunks(k);
 }
 
 namespace {
@@ -115,7 +90,7 @@ namespace {
 //   ones fit a smaller cap, and more rows in flight hid the shuffles.
 // - streaming-resident-threads, streaming-one-row-resident-threads: a kernel
 //   without reductions holds a chunk of each row a trip; more threads an SM
-//   keep more loads in flight, the more so where a thread loads one row.
+//   keep more loads in flight, the more so where a thread loads one chunk.
 // The measurements are in bench/results/lowering-decisions.md.
 
 struct Occupancy : ::mlir::kgen::impl::KgenOccupancyBase<Occupancy> {
@@ -170,7 +145,7 @@ struct Occupancy : ::mlir::kgen::impl::KgenOccupancyBase<Occupancy> {
     bool vectorized = allVectorized(held.getArrayRef());
     if (int64_t resident = streamingResidentThreads;
         resident && vectorized && streams(k)) {
-      if (streamingOneRowResidentThreads &&
+      if (streamingOneRowResidentThreads && s.getChunks() <= 1 &&
           distinctViews(held.getArrayRef()) == 1)
         resident = streamingOneRowResidentThreads;
       return std::min<int64_t>(

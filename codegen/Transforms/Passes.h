@@ -95,6 +95,14 @@ bool readsPartVector(LoadOp l);
 /// gather).
 bool readsMappedRows(KernelOp kernel);
 
+/// Whether each chunk of `kernel`'s rows is computed on its own: no
+/// reduction of either kind and no row map.
+bool streamsChunks(KernelOp kernel);
+
+/// The distinct views `loads` read: a view loaded twice (an expression that
+/// uses x in two places) counts once.
+int64_t distinctViews(ArrayRef<LoadOp> loads);
+
 /// Whether `kernel` stores a row in a narrower dtype than the narrowest row
 /// it holds (rmsnorm_quant's fp8 output of bf16 rows; heads and gathered
 /// rows count as rows, heads of vectors do not).

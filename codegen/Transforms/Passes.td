@@ -204,6 +204,11 @@ def KgenSchedule : Pass<"kgen-schedule", "ModuleOp"> {
            "Chunks each block of a cluster aims to take of its row">,
     Option<"minTileThreads", "min-tile-threads", "int64_t", "128",
            "The fewest threads a tile of a row without reductions takes">,
+    Option<"streamingRowsLoads", "streaming-rows-loads", "int64_t", "0",
+           "Chunks a thread of the many-rows variant of a row without "
+           "reductions holds, over the views it loads (0: no such variant)">,
+    Option<"streamingRowsMinThreads", "streaming-rows-min-threads",
+           "int64_t", "1048576", "...from launches of this many threads">,
   ];
   let dependentDialects = ["::mlir::kgen::KgenDialect"];
 }
@@ -272,7 +277,8 @@ def KgenOccupancy : Pass<"kgen-occupancy", "ModuleOp"> {
            "reductions or row maps (0: the rules above)">,
     Option<"streamingOneRowResidentThreads",
            "streaming-one-row-resident-threads", "int64_t", "0",
-           "...of such a kernel that loads one row (0: as any other)">
+           "...of such a kernel whose thread holds one chunk of one view "
+           "(0: as any other)">
   ];
 }
 

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/Transforms/Passes.h"
 
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
 using namespace mlir;
 using namespace mlir::kgen;
 
@@ -86,6 +88,35 @@ bool mlir::kgen::readsMappedRows(KernelOp kernel) {
   Block &body = kernel.getBody().front();
   return !body.getOps<GroupOp>().empty() || !body.getOps<HeadsOp>().empty() ||
          !body.getOps<GatherOp>().empty();
+}
+
+bool mlir::kgen::streamsChunks(KernelOp kernel) {
+  return !readsMappedRows(kernel) &&
+         !kernel
+              .walk([](Operation *op) {
+                return isa<ReduceOp, GroupReduceOp>(op)
+                           ? WalkResult::interrupt()
+                           : WalkResult::advance();
+              })
+              .wasInterrupted();
+}
+
+int64_t mlir::kgen::distinctViews(ArrayRef<LoadOp> loads) {
+  auto start = [](LoadOp l) -> std::optional<int64_t> {
+    if (!l.getStart())
+      return 0;
+    return getConstantIntValue(l.getStart());
+  };
+  int64_t views = 0;
+  for (size_t i = 0; i < loads.size(); ++i) {
+    LoadOp l = loads[i];
+    views += llvm::none_of(loads.take_front(i), [&](LoadOp e) {
+      return e.getSource() == l.getSource() && e.getStride() == l.getStride() &&
+             (e.getStart() == l.getStart() ||
+              (start(e) && start(e) == start(l)));
+    });
+  }
+  return views;
 }
 
 bool mlir::kgen::storesNarrowerRow(KernelOp kernel) {

@@ -50,6 +50,9 @@ namespace {
 //   loaded (per_token_group_quant's groups) pay a row's index, scale and
 //   shuffles per thread, so fewer threads hold more chunks; 2 lost to 4.
 //   narrow-rows-min-threads: the fewest threads such a launch gained at.
+// - streaming-rows-loads: rows without reductions hold one chunk of each
+//   view a thread; two chunks of one view gained where a launch fills the
+//   SMs, and lost on fewer threads (streaming-rows-min-threads).
 // - cluster-block-chunks: one per thread of 128, so that few rows spread
 //   their loads over many SMs (2 to 8 blocks a row, hidden 2048 to 8192 in
 //   bf16).
@@ -197,7 +200,8 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
         ok(wideRowThreads, 32, maxBlockThreads) &&
         ok(maxHeldThreads, 32, maxBlockThreads) && ok(maxHeldChunks, 1, 64) &&
         ok(narrowRowThreads, 1, 32) && ok(narrowRowsMinThreads, 1) &&
-        ok(clusterBlockChunks, 1) && ok(minTileThreads, 32, maxBlockThreads));
+        ok(clusterBlockChunks, 1) && ok(minTileThreads, 32, maxBlockThreads) &&
+        ok(streamingRowsLoads, 0, 64) && ok(streamingRowsMinThreads, 1));
   }
 
   ::kgen::launch::LaunchPolicy policy;
@@ -327,6 +331,12 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
     } else {
       int64_t nvec = llvm::divideCeil(*length, vector);
       int64_t target = reduces ? targetChunks : targetChunksElementwise;
+      // Many rows without reductions hold streaming-rows-loads chunks a
+      // thread over the views they load: more loads in flight an SM.
+      bool streamingRows = manyRows && !reduces && streamingRowsLoads;
+      if (streamingRows)
+        target = std::max<int64_t>(
+            1, streamingRowsLoads / distinctViews(heldLoads.getArrayRef()));
       // Elementwise kernels hold nothing across chunks: past a few chunks a
       // loop (one chunk at a time) does as well with fewer registers.
       int64_t maxElements =
@@ -337,8 +347,8 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
         return std::clamp<int64_t>(
             llvm::PowerOf2Ceil(llvm::divideCeil(nvec, target)), 32, cap);
       };
-      tpr = threadsFor(manyRows ? policy.manyRowsThreads
-                                : policy.maxThreadsPerRow);
+      tpr = threadsFor(manyRows && reduces ? policy.manyRowsThreads
+                                           : policy.maxThreadsPerRow);
       // Many short rows stored narrower (narrow-row-threads), from as many
       // rows as fill narrow-rows-min-threads threads (raised below, if the
       // row keeps those threads).
@@ -359,6 +369,8 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
                                                         tpr}
                 : tileRow(nvec, target, tpr, minTileThreads);
         tpr = t;
+        if (streamingRows) // fewer rows keep `_vec`'s threads
+          raiseMinRows(k, llvm::divideCeil(streamingRowsMinThreads, t * tiles));
         int64_t rpb = rowsPerBlock
                           ? rowsPerBlock
                           : std::max<int64_t>(1, elementwiseBlock / tpr);
@@ -415,6 +427,8 @@ struct Schedule : ::mlir::kgen::impl::KgenScheduleBase<Schedule> {
       tpr = threadsPerRow;
     if (narrowTpr && tpr == narrowTpr)
       raiseMinRows(k, llvm::divideCeil(narrowRowsMinThreads, tpr));
+    if (kind == VariantKind::rows && !reduces && streamingRowsLoads)
+      raiseMinRows(k, llvm::divideCeil(streamingRowsMinThreads, tpr));
     int64_t block = manyRows && tpr >= 32 ? 1
                     : reduces             ? policy.rowsBlock
                                           : elementwiseBlock;
